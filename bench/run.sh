@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# Runs rune's benchmarks (W1, W3) and the peers' programs for the same
+# workloads in one run, then writes bench/RESULTS.md.
+#
+#   bash bench/run.sh BUILD_DIR        (`make bench` runs `bash bench/run.sh build`)
+#
+# BUILD_DIR is a meson build folder of this repository; the option `bench` is
+# switched on there if it is off. The peers (../shared/peers beside the
+# repository, or $RUNE_PEERS) are built into BUILD_DIR/peers; a peer whose
+# folder, compiler, library or Python module is missing is skipped with a note.
+# Environment: RUNE_PEERS (peers folder), BENCH_JOBS (ninja -j, default 1),
+# PYTHON (default /usr/bin/python3), BENCH_RESULTS (output, default bench/RESULTS.md).
+# Takes about 2-3 minutes (the libtorch peer needs ~30 s to compile, once).
+set -u
+set -o pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(dirname "$here")
+if [ $# -lt 1 ]; then
+  echo "usage: bash bench/run.sh BUILD_DIR" >&2
+  exit 2
+fi
+invocation="bash bench/run.sh $1"
+build_arg=$1
+case "$build_arg" in /*) build=$build_arg ;; *) build=$PWD/$build_arg ;; esac
+if [ ! -f "$build/build.ninja" ]; then
+  echo "run.sh: $build is not a meson build folder (meson setup $build_arg first)" >&2
+  exit 2
+fi
+build=$(cd "$build" && pwd)
+peers=${RUNE_PEERS:-$root/../shared/peers}
+py=${PYTHON:-/usr/bin/python3}
+[ -x "$py" ] || py=$(command -v python3 || true)
+results=${BENCH_RESULTS:-$here/RESULTS.md}
+jobs=${BENCH_JOBS:-1}
+pbuild=$build/peers
+raw=$build/bench-raw.log
+mkdir -p "$pbuild"
+: > "$raw"
+
+log() { echo "$*" | tee -a "$raw"; }
+skip() { log "# SKIP: $*"; }
+# CPU time (clock ticks) used by the whole machine, and by this shell's finished children.
+busy_ticks() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8; exit}' /proc/stat 2>/dev/null || echo 0; }
+child_ticks() { sed 's/.*) //' "/proc/$BASHPID/stat" 2>/dev/null | awk '{print $14 + $15}' || echo 0; }
+# run LABEL TIMEOUT CMD...: runs a benchmark program, its output into the raw log, then a
+# "# cpu:" line: wall time, CPU used by the program, CPU used by everything else meanwhile
+# (other processes on this 2-core machine disturb the measurements).
+run() {
+  local label=$1 limit=$2
+  shift 2
+  echo ">> $label" >&2
+  echo "# --- $label" >> "$raw"
+  local t0 b0 c0 t1 b1 c1
+  t0=$(date +%s.%N); b0=$(busy_ticks); c0=$(child_ticks)
+  timeout "$limit" "$@" 2>&1 | tee -a "$raw"
+  local rc=${PIPESTATUS[0]}
+  t1=$(date +%s.%N); b1=$(busy_ticks); c1=$(child_ticks)
+  awk -v l="$label" -v t0="$t0" -v t1="$t1" -v b="$((b1 - b0))" -v c="$((c1 - c0))" -v hz="$(getconf CLK_TCK)" \
+    'BEGIN { o = (b - c) / hz; if (o < 0) o = 0; printf "# cpu: %s: wall %.1f s, program %.1f s, others %.1f s\n", l, t1 - t0, c / hz, o }' >> "$raw"
+  if [ "$rc" -ne 0 ]; then log "# FAILED: $label exited with status $rc"; fi
+  return 0
+}
+
+start=$(date +%s)
+log "# run: $invocation (in $PWD); started $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+
+# ---- rune's programs
+if [ "$(meson introspect --buildoptions "$build" 2>/dev/null | "${py:-python3}" -c \
+  'import json,sys; print([o["value"] for o in json.load(sys.stdin) if o["name"]=="bench"][0])' 2>/dev/null)" = "False" ]; then
+  echo ">> meson configure $build -Dbench=true" >&2
+  meson configure "$build" -Dbench=true >/dev/null || { echo "run.sh: meson configure failed" >&2; exit 1; }
+fi
+echo ">> ninja -C $build -j$jobs bench/bench_w1 bench/bench_w3" >&2
+if ! ninja -C "$build" -j"$jobs" bench/bench_w1 bench/bench_w3 >&2; then
+  echo "run.sh: building the benchmarks failed" >&2
+  exit 1
+fi
+
+# ---- the peers' C++ programs (flags from the peers' Makefile)
+have_peers=0
+if [ -d "$peers/cpp" ] && [ -d "$peers/py" ]; then
+  have_peers=1
+  peers=$(cd "$peers" && pwd)
+  log "# peers: $peers"
+else
+  skip "peers folder not found at $peers (set RUNE_PEERS); every peer row is skipped"
+fi
+cxx=${CXX:-g++}
+# build NAME SOURCE FLAGS... [-- LIBS...]: compiles a peer unless its binary is newer
+# than its sources (libraries go after the source, as in the peers' Makefile).
+build_peer() {
+  local name=$1 src=$peers/cpp/$2
+  shift 2
+  local flags=() libs=()
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do flags+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
+  libs=("$@")
+  local out=$pbuild/$name
+  if [ -x "$out" ] && [ "$out" -nt "$src" ] && [ "$out" -nt "$peers/cpp/bench.hpp" ]; then return 0; fi
+  echo ">> $cxx ${flags[*]} $src ${libs[*]} -o $out" >&2
+  "$cxx" "${flags[@]}" "$src" "${libs[@]}" -o "$out.tmp" 2> "$pbuild/$name.err" && mv "$out.tmp" "$out" && return 0
+  rm -f "$out.tmp"
+  return 1
+}
+peer_ok() { [ "$have_peers" = 1 ] && [ -x "$pbuild/$1" ]; }
+if [ "$have_peers" = 1 ]; then
+  if ! command -v "$cxx" >/dev/null; then
+    skip "no C++ compiler ($cxx): C++ peers skipped"
+  else
+    build_peer w1_floor w1_floor.cpp -O2 -ffp-contract=off -std=c++17 || skip "w1_floor did not compile (see $pbuild/w1_floor.err)"
+    build_peer w3_floor w3_floor.cpp -O3 -march=native -std=c++17 || skip "w3_floor did not compile (see $pbuild/w3_floor.err)"
+    build_peer w3_floor_omp w3_floor.cpp -O3 -march=native -fopenmp -std=c++17 ||
+      skip "w3_floor_omp (OpenMP) did not compile (see $pbuild/w3_floor_omp.err)"
+    if [ -f /usr/include/torch/csrc/api/include/torch/torch.h ]; then
+      build_peer w1_libtorch w1_libtorch.cpp -O2 -std=c++17 -I/usr/include/torch/csrc/api/include \
+        -- -ltorch -ltorch_cpu -lc10 || skip "w1_libtorch did not compile (see $pbuild/w1_libtorch.err)"
+    else
+      skip "libtorch headers not installed (libtorch-dev): libtorch C++ peer skipped"
+    fi
+  fi
+fi
+has_mod() { [ -n "$py" ] && "$py" -c "import $1" >/dev/null 2>&1; }
+py_np=0; py_torch=0
+if [ "$have_peers" = 1 ]; then
+  if [ -z "$py" ]; then skip "no python3: Python peers skipped"; fi
+  has_mod numpy && py_np=1 || skip "numpy not importable by $py: numpy peers skipped"
+  has_mod torch && py_torch=1 || skip "torch not importable by $py: PyTorch peers skipped"
+fi
+# pyrun LABEL TIMEOUT ARGS...: a Python peer, run from the peers' py/ folder (imports common.py).
+pyrun() {
+  local label=$1 limit=$2
+  shift 2
+  (cd "$peers/py" && PEERS_PY="$peers/py" run "$label" "$limit" "$py" "$@")
+}
+
+# ---- W1
+log "# ==== W1"
+run "rune W1" 120 "$build/bench/bench_w1"
+peer_ok w1_floor && run "w1_floor" 120 "$pbuild/w1_floor"
+peer_ok w1_libtorch && run "w1_libtorch" 120 "$pbuild/w1_libtorch"
+if [ "$have_peers" = 1 ]; then
+  # w1_eager.py times numpy and PyTorch together, so it needs both.
+  if [ "$py_np" = 1 ] && [ "$py_torch" = 1 ]; then pyrun "w1_eager.py" 180 w1_eager.py
+  else skip "w1_eager.py (numpy and PyTorch Python) needs both numpy and torch"; fi
+fi
+
+# ---- W3
+log "# ==== W3"
+run "rune W3" 180 "$build/bench/bench_w3"
+peer_ok w3_floor && run "w3_floor" 180 "$pbuild/w3_floor"
+peer_ok w3_floor_omp && run "w3_floor_omp" 180 "$pbuild/w3_floor_omp"
+if [ "$have_peers" = 1 ]; then
+  # w3_elementwise.py imports torch even for its numpy mode.
+  if [ "$py_np" = 1 ] && [ "$py_torch" = 1 ]; then
+    pyrun "w3_elementwise.py numpy" 180 w3_elementwise.py numpy
+    pyrun "w3_elementwise.py eager 2" 180 w3_elementwise.py eager 2
+    pyrun "w3_elementwise.py eager 1" 180 w3_elementwise.py eager 1
+  else
+    skip "w3_elementwise.py (numpy and PyTorch expression) needs both numpy and torch"
+  fi
+  [ "$py_np" = 1 ] && pyrun "peer_w3_add.py numpy" 120 "$here/peer_w3_add.py" numpy
+  if [ "$py_np" = 1 ] && [ "$py_torch" = 1 ]; then
+    pyrun "peer_w3_add.py eager 2" 120 "$here/peer_w3_add.py" eager 2
+    pyrun "peer_w3_add.py eager 1" 120 "$here/peer_w3_add.py" eager 1
+  fi
+fi
+log "# finished $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(( $(date +%s) - start )) s"
+
+# ---- RESULTS.md
+if [ -z "$py" ]; then
+  { echo "# rune benchmarks (raw output; python3 was not found to format the tables)"; echo;
+    echo "Reproduce: \`make bench\` (= \`bash bench/run.sh build\`); this run: \`$invocation\`"; echo;
+    echo '```'; cat "$raw"; echo '```'; } > "$results"
+else
+  "$py" "$here/report.py" --raw "$raw" --out "$results" --invocation "$invocation" --build "$build" || exit 1
+fi
+echo ">> wrote $results (raw output: $raw)" >&2

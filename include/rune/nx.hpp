@@ -1,0 +1,180 @@
+// nx: tensors. Creation, reading, printing, arithmetic.
+//
+// Every function works on concrete values and (once the trace stack exists)
+// on stand-ins; misuse throws std::invalid_argument whose text starts with
+// the function's qualified name.
+#pragma once
+
+#include <complex>
+#include <cstdint>
+#include <initializer_list>
+#include <iosfwd>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "rune/tensor.hpp"
+
+namespace nx {
+
+// ---- creation (always concrete values)
+Tensor create(DType dtype, const Shape& shape, std::initializer_list<double> values);
+Tensor scalar(DType dtype, double value);
+Tensor full(DType dtype, const Shape& shape, double value);
+Tensor zeros(DType dtype, const Shape& shape);
+Tensor ones(DType dtype, const Shape& shape);
+Tensor zeros_like(const Tensor& t);
+Tensor ones_like(const Tensor& t);
+Tensor full_like(const Tensor& t, double value);
+Tensor arange(DType dtype, double start, double stop, double step = 1);
+Tensor linspace(DType dtype, double start, double stop, std::int64_t n);
+Tensor eye(DType dtype, std::int64_t n);
+
+namespace detail {
+// The dtype that holds a C++ element type exactly, for the types that have
+// one (bool, the fixed-width integers, float, double, std::complex).
+template <class T> constexpr DType dtype_of() {
+  if constexpr (std::is_same_v<T, bool>) return bool_;
+  else if constexpr (std::is_same_v<T, float16_t>) return float16;
+  else if constexpr (std::is_same_v<T, bfloat16_t>) return bfloat16;
+  else if constexpr (std::is_same_v<T, std::complex<float>>) return complex64;
+  else if constexpr (std::is_same_v<T, std::complex<double>>) return complex128;
+  else if constexpr (std::is_floating_point_v<T>) return sizeof(T) == 4 ? float32 : float64;
+  else if constexpr (std::is_signed_v<T>)
+    return sizeof(T) == 1 ? int8 : sizeof(T) == 2 ? int16 : sizeof(T) == 4 ? int32 : int64;
+  else
+    return sizeof(T) == 1 ? uint8 : sizeof(T) <= 4 ? uint32 : uint64;
+}
+// Whether T's elements are stored as they are (no widening needed).
+template <class T> constexpr bool stored_as_is() {
+  return !(std::is_integral_v<T> && !std::is_same_v<T, bool> && std::is_unsigned_v<T> && sizeof(T) == 2) &&
+         !std::is_same_v<T, long double>;
+}
+Tensor create_from(DType dtype, const Shape& shape, DType source, const void* data, std::size_t count);
+void read_into(const Tensor& t, DType target, void* out, const char* api);
+}  // namespace detail
+
+template <class T>
+  requires(std::is_arithmetic_v<T> || std::is_same_v<T, std::complex<float>> ||
+           std::is_same_v<T, std::complex<double>>)
+Tensor create(DType dtype, const Shape& shape, std::span<const T> values) {
+  if constexpr (detail::stored_as_is<T>() && !std::is_same_v<T, bool>) {
+    return detail::create_from(dtype, shape, detail::dtype_of<T>(), values.data(), values.size());
+  } else {  // bool (one byte each here), 16-bit unsigned and long double widen first
+    using W = std::conditional_t<std::is_same_v<T, bool>, bool,
+                                 std::conditional_t<std::is_integral_v<T>, std::uint32_t, double>>;
+    std::vector<std::conditional_t<std::is_same_v<W, bool>, unsigned char, W>> wide(values.begin(), values.end());
+    return detail::create_from(dtype, shape, detail::dtype_of<W>(), wide.data(), wide.size());
+  }
+}
+template <class T>
+Tensor create(DType dtype, const Shape& shape, const std::vector<T>& values) {
+  if constexpr (std::is_same_v<T, bool>) {
+    std::vector<unsigned char> bytes(values.begin(), values.end());
+    return detail::create_from(dtype, shape, bool_, bytes.data(), bytes.size());
+  } else {
+    return create(dtype, shape, std::span<const T>(values));
+  }
+}
+
+// ---- reading
+double item(const Tensor& t, const Index& index = {});
+template <class T> std::vector<T> to_vector(const Tensor& t) {
+  if constexpr (std::is_same_v<T, bool>) {
+    std::vector<unsigned char> bytes(std::size_t(t.defined() ? t.numel() : 0));
+    detail::read_into(t, bool_, bytes.data(), "nx::to_vector");
+    return std::vector<bool>(bytes.begin(), bytes.end());
+  } else if constexpr (detail::stored_as_is<T>()) {
+    std::vector<T> out(std::size_t(t.defined() ? t.numel() : 0));
+    detail::read_into(t, detail::dtype_of<T>(), out.data(), "nx::to_vector");
+    return out;
+  } else {
+    using W = std::conditional_t<std::is_integral_v<T>, std::uint32_t, double>;
+    std::vector<W> wide = to_vector<W>(t);
+    return std::vector<T>(wide.begin(), wide.end());
+  }
+}
+std::string to_string(const Tensor& t);
+void print(const Tensor& t);
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+// ---- elementwise
+#define NX_UNARY_FUNCTIONS(X)                                                                     \
+  X(neg) X(abs) X(sign) X(exp) X(exp2) X(log) X(log2) X(log1p) X(expm1) X(sqrt) X(rsqrt) X(recip) \
+  X(square) X(sin) X(cos) X(tan) X(tanh) X(sinh) X(cosh) X(asin) X(acos) X(atan) X(sigmoid)       \
+  X(erf) X(floor) X(ceil) X(round) X(isnan) X(isinf) X(isfinite) X(logical_not)
+#define NX_DECLARE_UNARY(f) Tensor f(const Tensor& x);
+NX_UNARY_FUNCTIONS(NX_DECLARE_UNARY)
+#undef NX_DECLARE_UNARY
+
+#define NX_BINARY_FUNCTIONS(X)                                                                     \
+  X(add) X(sub) X(mul) X(div) X(pow) X(maximum) X(minimum) X(atan2) X(mod) X(less) X(less_equal)   \
+  X(greater) X(greater_equal) X(equal) X(not_equal) X(logical_and) X(logical_or) X(logical_xor)
+#define NX_DECLARE_BINARY(f)                 \
+  Tensor f(const Tensor& a, const Tensor& b); \
+  Tensor f(const Tensor& a, double b);        \
+  Tensor f(double a, const Tensor& b);
+NX_BINARY_FUNCTIONS(NX_DECLARE_BINARY)
+#undef NX_DECLARE_BINARY
+
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator+(const Tensor& a, double b);
+Tensor operator+(double a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, double b);
+Tensor operator-(double a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, double b);
+Tensor operator*(double a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, double b);
+Tensor operator/(double a, const Tensor& b);
+Tensor operator-(const Tensor& a);
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+Tensor where(const Tensor& cond, const Tensor& a, double b);
+Tensor where(const Tensor& cond, double a, const Tensor& b);
+Tensor cast(const Tensor& t, DType dtype);
+Tensor clamp(const Tensor& t, double lo, double hi);
+Tensor clamp(const Tensor& t, const Tensor& lo, const Tensor& hi);
+
+// ---- reductions (axes empty = every axis; negative axes count from the end)
+Tensor sum(const Tensor& t, const Axes& axes = {}, bool keepdims = false);
+Tensor mean(const Tensor& t, const Axes& axes = {}, bool keepdims = false);
+Tensor prod(const Tensor& t, const Axes& axes = {}, bool keepdims = false);
+Tensor max(const Tensor& t, const Axes& axes = {}, bool keepdims = false);
+Tensor min(const Tensor& t, const Axes& axes = {}, bool keepdims = false);
+Tensor all(const Tensor& t, const Axes& axes = {}, bool keepdims = false);
+Tensor any(const Tensor& t, const Axes& axes = {}, bool keepdims = false);
+Tensor logsumexp(const Tensor& t, const Axes& axes = {}, bool keepdims = false);
+Tensor argmax(const Tensor& t, std::int64_t axis);  // int32
+Tensor argmin(const Tensor& t, std::int64_t axis);
+
+// ---- shape
+Tensor reshape(const Tensor& t, const Shape& shape);
+Tensor transpose(const Tensor& t, const Axes& perm = {});
+Tensor broadcast_to(const Tensor& t, const Shape& shape);
+Tensor expand_dims(const Tensor& t, const Axes& axes);
+Tensor squeeze(const Tensor& t, const Axes& axes = {});
+Tensor moveaxis(const Tensor& t, std::int64_t from, std::int64_t to);
+Tensor flatten(const Tensor& t);
+Tensor concatenate(const std::vector<Tensor>& ts, std::int64_t axis = 0);
+Tensor stack(const std::vector<Tensor>& ts, std::int64_t axis = 0);
+Tensor pad(const Tensor& t, const std::vector<std::pair<std::int64_t, std::int64_t>>& widths, double value = 0);
+Tensor flip(const Tensor& t, const Axes& axes = {});
+Tensor slice(const Tensor& t, const Shape& starts, const Shape& stops, const Shape& steps = {});
+Tensor get(const Tensor& t, std::int64_t i);
+Tensor take(const Tensor& t, const Tensor& indices, std::int64_t axis = 0);
+Tensor dynamic_slice(const Tensor& t, const Tensor& starts, const Shape& sizes);
+Tensor dynamic_update_slice(const Tensor& t, const Tensor& update, const Tensor& starts);
+
+// ---- linear algebra
+Tensor matmul(const Tensor& a, const Tensor& b);
+Tensor dot(const Tensor& a, const Tensor& b);
+
+// ---- placement
+Tensor place(const Placement& placement, const Tensor& t);
+
+}  // namespace nx

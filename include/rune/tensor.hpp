@@ -1,0 +1,105 @@
+// nx::Tensor: a cheap, reference-counted handle to an immutable n-d array.
+//
+// A handle points at a TensorImpl, which is either concrete (a strided view of
+// a Storage) or a stand-in owned by a trace (a Tracer, no elements). Copying a
+// Tensor shares the impl; operations never mutate their operands.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <string_view>
+
+#include <boost/intrusive_ptr.hpp>
+
+#include "rune/dtype.hpp"
+
+namespace nx {
+
+class Tensor;
+
+namespace detail {
+
+// Counts references for boost::intrusive_ptr; atomic because values are
+// shared between threads (pullbacks, compiled functions called concurrently).
+struct RefCounted {
+  mutable std::atomic<std::int32_t> refs{0};
+};
+
+// A 64-byte aligned buffer from the pooled allocator (ops/storage.cpp).
+struct Storage : RefCounted {
+  void* data = nullptr;
+  std::size_t bytes = 0;
+  // Set when the buffer was given up to a compiled call (nx::donate):
+  // every later read of a value viewing it throws.
+  std::atomic<bool> donated{false};
+
+  static boost::intrusive_ptr<Storage> allocate(std::size_t bytes);
+  ~Storage();
+};
+void intrusive_ptr_add_ref(const Storage* s);
+void intrusive_ptr_release(const Storage* s);
+
+struct TensorImpl;
+
+// The value of a trace (a transformation in progress); see ir/ and ad/.
+struct Tracer : RefCounted {
+  virtual ~Tracer();
+  // The value one level down that holds this one's elements (a JVP tracer's
+  // primal), or null for a stand-in, whose elements do not exist yet.
+  virtual boost::intrusive_ptr<TensorImpl> primal() const = 0;
+  // The entry point whose trace made this value ("rune::scan", "rune::jit").
+  virtual std::string_view traced_by() const = 0;
+};
+void intrusive_ptr_add_ref(const Tracer* t);
+void intrusive_ptr_release(const Tracer* t);
+
+using Strides = boost::container::small_vector<std::int64_t, 4>;
+
+struct TensorImpl : RefCounted {
+  DType dtype = DType::float32;
+  Placement placement = Placement::host();
+  Shape shape;
+  // Concrete values: element strides (may be 0 or negative) and the offset in
+  // elements of element [0, ..., 0] from storage->data.
+  Strides strides;
+  std::int64_t offset = 0;
+  boost::intrusive_ptr<Storage> storage;
+  // Stand-ins: the trace's value; storage is null.
+  boost::intrusive_ptr<Tracer> tracer;
+
+  static void* operator new(std::size_t bytes);
+  static void operator delete(void* p);
+};
+void intrusive_ptr_add_ref(const TensorImpl* t);
+void intrusive_ptr_release(const TensorImpl* t);
+
+}  // namespace detail
+
+class Tensor {
+ public:
+  Tensor() = default;  // holds nothing: any use but assignment throws
+  explicit Tensor(boost::intrusive_ptr<detail::TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  DType dtype() const { return checked().dtype; }
+  const Shape& shape() const { return checked().shape; }
+  std::int64_t ndim() const { return std::int64_t(checked().shape.size()); }
+  std::int64_t numel() const { return nx::numel(checked().shape); }
+  Placement placement() const { return checked().placement; }
+
+  bool defined() const { return impl_ != nullptr; }
+  // True for a stand-in of a trace (a value with no elements).
+  bool is_traced() const { return checked().tracer != nullptr; }
+  detail::TensorImpl* impl() const { return impl_.get(); }
+  const detail::TensorImpl& checked() const {
+    if (!impl_) throw_undefined();
+    return *impl_;
+  }
+
+ private:
+  [[noreturn]] static void throw_undefined();
+  boost::intrusive_ptr<detail::TensorImpl> impl_;
+};
+
+}  // namespace nx

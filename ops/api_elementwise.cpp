@@ -1,0 +1,83 @@
+// nx:: elementwise functions: each checks nothing itself and binds its
+// primitive (the primitive's type rule checks); composites are written with
+// primitives so every transformation sees through them.
+#include "ops/errors.hpp"
+#include "ops/primitive.hpp"
+#include "rune/nx.hpp"
+
+namespace nx {
+
+using ops::bind;
+using ops::Prim;
+
+namespace {
+// `value` as a scalar of t's dtype, for the double side of a binary op.
+Tensor scalar_like(std::string_view api, const Tensor& t, double value) {
+  if (!t.defined()) ops::fail(api, "operand holds no value (it was default-constructed)");
+  return scalar(t.dtype(), value);
+}
+}  // namespace
+
+#define NX_DEFINE_UNARY(f) \
+  Tensor f(const Tensor& x) { return bind(Prim::f, {x}); }
+NX_DEFINE_UNARY(neg) NX_DEFINE_UNARY(abs) NX_DEFINE_UNARY(sign) NX_DEFINE_UNARY(exp) NX_DEFINE_UNARY(exp2)
+NX_DEFINE_UNARY(log) NX_DEFINE_UNARY(log2) NX_DEFINE_UNARY(log1p) NX_DEFINE_UNARY(expm1) NX_DEFINE_UNARY(sqrt)
+NX_DEFINE_UNARY(rsqrt) NX_DEFINE_UNARY(sin) NX_DEFINE_UNARY(cos) NX_DEFINE_UNARY(tan) NX_DEFINE_UNARY(tanh)
+NX_DEFINE_UNARY(sinh) NX_DEFINE_UNARY(cosh) NX_DEFINE_UNARY(asin) NX_DEFINE_UNARY(acos) NX_DEFINE_UNARY(atan)
+NX_DEFINE_UNARY(erf) NX_DEFINE_UNARY(floor) NX_DEFINE_UNARY(ceil) NX_DEFINE_UNARY(round) NX_DEFINE_UNARY(isnan)
+NX_DEFINE_UNARY(isinf) NX_DEFINE_UNARY(isfinite) NX_DEFINE_UNARY(logical_not)
+#undef NX_DEFINE_UNARY
+
+#define NX_DEFINE_BINARY(f)                                                                     \
+  Tensor f(const Tensor& a, const Tensor& b) { return bind(Prim::f, {a, b}); }                  \
+  Tensor f(const Tensor& a, double b) { return bind(Prim::f, {a, scalar_like("nx::" #f, a, b)}); } \
+  Tensor f(double a, const Tensor& b) { return bind(Prim::f, {scalar_like("nx::" #f, b, a), b}); }
+NX_BINARY_FUNCTIONS(NX_DEFINE_BINARY)
+#undef NX_DEFINE_BINARY
+
+Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+Tensor operator+(const Tensor& a, double b) { return add(a, b); }
+Tensor operator+(double a, const Tensor& b) { return add(a, b); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+Tensor operator-(const Tensor& a, double b) { return sub(a, b); }
+Tensor operator-(double a, const Tensor& b) { return sub(a, b); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+Tensor operator*(const Tensor& a, double b) { return mul(a, b); }
+Tensor operator*(double a, const Tensor& b) { return mul(a, b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+Tensor operator/(const Tensor& a, double b) { return div(a, b); }
+Tensor operator/(double a, const Tensor& b) { return div(a, b); }
+Tensor operator-(const Tensor& a) { return neg(a); }
+
+// ---- composites
+Tensor recip(const Tensor& x) { return div(1., x); }
+Tensor square(const Tensor& x) { return mul(x, x); }
+// 1 / (1 + exp(-x)): exp overflows to inf for very negative x, giving 0.
+Tensor sigmoid(const Tensor& x) { return div(1., add(exp(neg(x)), 1.)); }
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) { return bind(Prim::select, {cond, a, b}); }
+Tensor where(const Tensor& cond, const Tensor& a, double b) {
+  return where(cond, a, scalar_like("nx::where", a, b));
+}
+Tensor where(const Tensor& cond, double a, const Tensor& b) {
+  return where(cond, scalar_like("nx::where", b, a), b);
+}
+
+Tensor cast(const Tensor& t, DType dtype) {
+  ops::Params p;
+  p.dtype = dtype;
+  return bind(Prim::convert, {t}, p);
+}
+
+Tensor clamp(const Tensor& t, const Tensor& lo, const Tensor& hi) { return minimum(maximum(t, lo), hi); }
+Tensor clamp(const Tensor& t, double lo, double hi) {
+  return clamp(t, scalar_like("nx::clamp", t, lo), scalar_like("nx::clamp", t, hi));
+}
+
+Tensor place(const Placement& placement, const Tensor& t) {
+  if (!t.defined()) ops::fail("nx::place", "the tensor holds no value (it was default-constructed)");
+  if (placement != t.placement()) ops::fail("nx::place", "only the host placement exists");
+  return t;
+}
+
+}  // namespace nx

@@ -1,0 +1,56 @@
+// nx::matmul and nx::dot with NumPy's rules, over the matmul primitive.
+#include "ops/broadcast.hpp"
+#include "ops/concrete.hpp"
+#include "ops/type_checks.hpp"
+#include "rune/nx.hpp"
+
+namespace nx {
+
+// A 1-d operand is a row (a) or a column (b) vector whose axis is dropped
+// from the result; batch axes broadcast.
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  std::array<Tensor, 2> operands{a, b};
+  ops::check_defined("nx::matmul", operands);
+  if (a.ndim() == 0 || b.ndim() == 0)
+    ops::fail("nx::matmul", "scalar operands have no matrix product (use nx::mul)");
+  Tensor a2 = a.ndim() == 1 ? reshape(a, {1, a.shape()[0]}) : a;
+  Tensor b2 = b.ndim() == 1 ? reshape(b, {b.shape()[0], 1}) : b;
+  const Shape &sa = a2.shape(), &sb = b2.shape();
+  if (sa[sa.size() - 1] != sb[sb.size() - 2])
+    ops::fail("nx::matmul", "shapes " + to_string(a.shape()) + " and " + to_string(b.shape()) +
+                                " do not match for a matrix product");
+  Shape batch_a(sa.begin(), sa.end() - 2), batch_b(sb.begin(), sb.end() - 2);
+  auto batch = ops::broadcast_shapes(batch_a, batch_b);
+  if (!batch)
+    ops::fail("nx::matmul", "batch shapes " + to_string(batch_a) + " and " + to_string(batch_b) + " do not broadcast");
+  Shape ta = *batch, tb = *batch;
+  ta.insert(ta.end(), sa.end() - 2, sa.end());
+  tb.insert(tb.end(), sb.end() - 2, sb.end());
+  Tensor c = ops::bind(ops::Prim::matmul, {broadcast_to(a2, ta), broadcast_to(b2, tb)});
+  Shape out = *batch;
+  if (a.ndim() > 1) out.push_back(sa[sa.size() - 2]);
+  if (b.ndim() > 1) out.push_back(sb[sb.size() - 1]);
+  return reshape(c, out);
+}
+
+// NumPy's dot: a product of scalars, an inner product of vectors, a matrix
+// product up to two axes, and beyond, a sum over a's last axis and b's
+// second-to-last.
+Tensor dot(const Tensor& a, const Tensor& b) {
+  std::array<Tensor, 2> operands{a, b};
+  ops::check_defined("nx::dot", operands);
+  if (a.ndim() == 0 || b.ndim() == 0) return mul(a, b);
+  if (a.ndim() <= 2 && b.ndim() <= 2) return matmul(a, b);
+  const std::int64_t k = a.shape().back();
+  const std::int64_t kb = b.ndim() == 1 ? b.shape()[0] : b.shape()[b.ndim() - 2];
+  if (k != kb)
+    ops::fail("nx::dot", "shapes " + to_string(a.shape()) + " and " + to_string(b.shape()) + " do not match");
+  Tensor bm = b.ndim() == 1 ? reshape(b, {k, 1}) : moveaxis(b, -2, 0);
+  Tensor product = matmul(reshape(a, {-1, k}), reshape(bm, {k, -1}));
+  Shape out(a.shape().begin(), a.shape().end() - 1);
+  for (std::int64_t d = 0; d < b.ndim(); ++d)
+    if (d != b.ndim() - 2 && b.ndim() > 1) out.push_back(b.shape()[d]);
+  return reshape(product, out);
+}
+
+}  // namespace nx

@@ -1,0 +1,79 @@
+// nx:: reductions: normalize the axes, bind the primitive, keep dims if asked.
+#include <algorithm>
+
+#include "ops/concrete.hpp"
+#include "ops/type_checks.hpp"
+#include "rune/nx.hpp"
+
+namespace nx {
+
+using ops::Prim;
+
+namespace {
+void check_defined(std::string_view api, const Tensor& t) { ops::check_defined(api, std::span<const Tensor>(&t, 1)); }
+
+Shape kept_shape(const Shape& in, const Axes& axes) {
+  Shape out = in;
+  for (auto a : axes) out[a] = 1;
+  return out;
+}
+
+Tensor reduce(Prim p, const Tensor& t, const Axes& axes, bool keepdims) {
+  const std::string_view api = ops::info(p).api;
+  check_defined(api, t);
+  ops::Params params;
+  params.axes = ops::normalize_axes(api, axes, t);
+  Tensor r = ops::bind(p, {t}, params);
+  return keepdims ? reshape(r, kept_shape(t.shape(), params.axes)) : r;
+}
+
+void require_inexact(std::string_view api, const Tensor& t) {
+  check_defined(api, t);
+  if (!is_inexact(t.dtype()))
+    ops::fail(api, ops::describe(t) + " is not supported (it takes float or complex tensors)");
+}
+}  // namespace
+
+Tensor sum(const Tensor& t, const Axes& axes, bool keepdims) { return reduce(Prim::reduce_sum, t, axes, keepdims); }
+Tensor prod(const Tensor& t, const Axes& axes, bool keepdims) { return reduce(Prim::reduce_prod, t, axes, keepdims); }
+Tensor max(const Tensor& t, const Axes& axes, bool keepdims) { return reduce(Prim::reduce_max, t, axes, keepdims); }
+Tensor min(const Tensor& t, const Axes& axes, bool keepdims) { return reduce(Prim::reduce_min, t, axes, keepdims); }
+Tensor all(const Tensor& t, const Axes& axes, bool keepdims) { return reduce(Prim::reduce_and, t, axes, keepdims); }
+Tensor any(const Tensor& t, const Axes& axes, bool keepdims) { return reduce(Prim::reduce_or, t, axes, keepdims); }
+
+Tensor mean(const Tensor& t, const Axes& axes, bool keepdims) {
+  require_inexact("nx::mean", t);
+  std::int64_t count = 1;
+  for (auto a : ops::normalize_axes("nx::mean", axes, t)) count *= t.shape()[a];
+  return div(sum(t, axes, keepdims), double(count));
+}
+
+// log(sum(exp(t - m))) + m with m the maximum (0 where it is not finite), so
+// that large entries do not overflow.
+Tensor logsumexp(const Tensor& t, const Axes& axes, bool keepdims) {
+  require_inexact("nx::logsumexp", t);
+  Tensor m = max(t, axes, true);
+  Tensor shift = where(isfinite(m), m, 0.);
+  Tensor total = log(sum(exp(sub(t, shift)), axes, true)) + shift;
+  if (keepdims) return total;
+  Shape out;
+  Axes reduced = ops::normalize_axes("nx::logsumexp", axes, t);
+  for (std::int64_t d = 0; d < t.ndim(); ++d)
+    if (std::find(reduced.begin(), reduced.end(), d) == reduced.end()) out.push_back(t.shape()[d]);
+  return reshape(total, out);
+}
+
+namespace {
+Tensor arg(Prim p, const Tensor& t, std::int64_t axis) {
+  const std::string_view api = ops::info(p).api;
+  check_defined(api, t);
+  ops::Params params;
+  params.axis = ops::normalize_axis(api, axis, t.ndim(), t);
+  return ops::bind(p, {t}, params);
+}
+}  // namespace
+
+Tensor argmax(const Tensor& t, std::int64_t axis) { return arg(Prim::argmax, t, axis); }
+Tensor argmin(const Tensor& t, std::int64_t axis) { return arg(Prim::argmin, t, axis); }
+
+}  // namespace nx

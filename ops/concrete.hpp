@@ -1,0 +1,41 @@
+// Concrete tensors: making them, viewing them, reaching their elements.
+#pragma once
+
+#include <string_view>
+
+#include "rune/tensor.hpp"
+
+namespace nx::ops {
+
+using detail::Strides;
+
+Strides contiguous_strides(const Shape& shape);
+bool is_contiguous(const detail::TensorImpl& t);
+
+// A fresh C-order tensor with uninitialized elements.
+Tensor make_tensor(DType dtype, const Shape& shape);
+// A view of base's storage with the given layout.
+Tensor make_view(const Tensor& base, const Shape& shape, const Strides& strides, std::int64_t offset);
+// t itself when it is C-order contiguous, else a contiguous copy.
+Tensor contiguous(const Tensor& t);
+
+// The address of element [0, ..., 0].
+inline char* base_address(const detail::TensorImpl& t) {
+  return static_cast<char*>(t.storage->data) + t.offset * std::int64_t(size_of(t.dtype));
+}
+template <class T> T* data_of(const Tensor& t) { return reinterpret_cast<T*>(base_address(*t.impl())); }
+
+// The concrete value whose elements t shows: t itself, or the primal below
+// the tracers that wrap it. Throws, naming `api` (the reading function), when
+// t is undefined, a stand-in of a trace, or donated.
+Tensor elements_of(const Tensor& t, std::string_view api);
+std::string describe(const Tensor& t);  // "float64 [3]"
+
+// t's elements converted to `to` (t itself when it has that dtype), computed
+// here and now: eager rules use it instead of binding a conversion.
+Tensor convert_elements(const Tensor& t, DType to);
+
+// Copies the elements of src into dst's layout (same shape and dtype).
+void copy_elements(const detail::TensorImpl& src, const detail::TensorImpl& dst);
+
+}  // namespace nx::ops

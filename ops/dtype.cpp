@@ -1,0 +1,43 @@
+// Names and sizes of dtypes, shapes as text.
+#include <array>
+#include <string>
+
+#include "ops/errors.hpp"
+#include "rune/dtype.hpp"
+
+namespace nx {
+
+namespace {
+constexpr std::array<std::string_view, dtype_count> names = {
+    "bool",    "int8",     "int16",   "int32",   "int64",     "uint8",     "uint32",
+    "uint64",  "float16",  "bfloat16", "float32", "float64",  "complex64", "complex128"};
+}
+
+std::string_view name(DType dtype) { return names[std::size_t(dtype)]; }
+
+DType dtype_from_name(std::string_view text) {
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (names[i] == text) return DType(i);
+  ops::fail("nx::dtype_from_name", "no dtype is named '" + std::string(text) + "'");
+}
+
+std::size_t size_of(DType dtype) {
+  return visit_dtype(dtype, [](auto d) { return sizeof(element_t<decltype(d)::value>); });
+}
+
+std::string to_string(const Shape& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+std::int64_t numel(const Shape& shape) {
+  std::int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+}  // namespace nx

@@ -1,0 +1,288 @@
+// Layout primitives: reshape, transpose, broadcast, slice and flip give views
+// of their operand's storage where the layout allows; pad, concatenate, take
+// and the dynamic slices copy.
+#include <algorithm>
+#include <numeric>
+
+#include "ops/broadcast.hpp"
+#include "ops/concrete.hpp"
+#include "ops/type_checks.hpp"
+
+namespace nx::ops {
+namespace {
+
+std::string_view api_of(Prim p) { return info(p).api; }
+
+// ---- type rules
+
+TensorType reshape_type(Prim p, std::span<const Tensor> x, const Params& params) {
+  if (numel(params.shape) != x[0].numel() ||
+      std::any_of(params.shape.begin(), params.shape.end(), [](auto d) { return d < 0; }))
+    fail(api_of(p), "cannot reshape " + describe(x[0]) + " (" + std::to_string(x[0].numel()) +
+                        " elements) into " + to_string(params.shape));
+  return {x[0].dtype(), params.shape, x[0].placement()};
+}
+
+TensorType transpose_type(Prim p, std::span<const Tensor> x, const Params& params) {
+  Axes sorted = params.axes;
+  std::sort(sorted.begin(), sorted.end());
+  bool ok = std::int64_t(sorted.size()) == x[0].ndim();
+  for (std::size_t i = 0; ok && i < sorted.size(); ++i) ok = sorted[i] == std::int64_t(i);
+  if (!ok) fail(api_of(p), to_string(params.axes) + " is not a permutation of the axes of " + describe(x[0]));
+  Shape out;
+  for (auto a : params.axes) out.push_back(x[0].shape()[a]);
+  return {x[0].dtype(), out, x[0].placement()};
+}
+
+TensorType broadcast_type(Prim p, std::span<const Tensor> x, const Params& params) {
+  if (!broadcasts_to(x[0].shape(), params.shape))
+    fail(api_of(p), "shape " + to_string(x[0].shape()) + " does not broadcast to " + to_string(params.shape));
+  return {x[0].dtype(), params.shape, x[0].placement()};
+}
+
+std::int64_t sliced_length(std::int64_t start, std::int64_t stop, std::int64_t step) {
+  return stop <= start ? 0 : (stop - start + step - 1) / step;
+}
+
+TensorType slice_type(Prim p, std::span<const Tensor> x, const Params& params) {
+  const Shape& in = x[0].shape();
+  const std::size_t n = in.size();
+  if (params.starts.size() != n || params.stops.size() != n || params.steps.size() != n)
+    fail(api_of(p), "expected " + std::to_string(n) + " starts, stops and steps for " + describe(x[0]));
+  Shape out;
+  for (std::size_t d = 0; d < n; ++d) {
+    auto a = params.starts[d], b = params.stops[d], s = params.steps[d];
+    if (s < 1 || a < 0 || b < a || b > in[d])
+      fail(api_of(p), "slice " + std::to_string(a) + ":" + std::to_string(b) + ":" + std::to_string(s) +
+                          " does not fit axis " + std::to_string(d) + " of " + describe(x[0]));
+    out.push_back(sliced_length(a, b, s));
+  }
+  return {x[0].dtype(), out, x[0].placement()};
+}
+
+TensorType pad_type(Prim p, std::span<const Tensor> x, const Params& params) {
+  const std::size_t n = x[0].shape().size();
+  if (params.lo.size() != n || params.hi.size() != n)
+    fail(api_of(p), "expected " + std::to_string(n) + " (before, after) widths for " + describe(x[0]));
+  Shape out = x[0].shape();
+  for (std::size_t d = 0; d < n; ++d) {
+    if (params.lo[d] < 0 || params.hi[d] < 0) fail(api_of(p), "pad widths must not be negative");
+    out[d] += params.lo[d] + params.hi[d];
+  }
+  return {x[0].dtype(), out, x[0].placement()};
+}
+
+TensorType concatenate_type(Prim p, std::span<const Tensor> x, const Params& params) {
+  if (x.empty()) fail(api_of(p), "no tensors to concatenate");
+  check_same_dtype(p, x);
+  Shape out = x[0].shape();
+  if (params.axis < 0 || params.axis >= std::int64_t(out.size()))
+    fail(api_of(p), "axis " + std::to_string(params.axis) + " is out of range for " + describe(x[0]));
+  for (const Tensor& t : x.subspan(1)) {
+    Shape a = x[0].shape(), b = t.shape();
+    if (a.size() != b.size()) fail(api_of(p), "shapes " + to_string(a) + " and " + to_string(b) + " differ in rank");
+    a[params.axis] = b[params.axis] = 0;
+    if (a != b)
+      fail(api_of(p), "shapes " + to_string(x[0].shape()) + " and " + to_string(t.shape()) +
+                          " differ off axis " + std::to_string(params.axis));
+    out[params.axis] += t.shape()[params.axis];
+  }
+  return {x[0].dtype(), out, x[0].placement()};
+}
+
+TensorType flip_type(Prim p, std::span<const Tensor> x, const Params& params) {
+  for (auto a : params.axes)
+    if (a < 0 || a >= x[0].ndim()) fail(api_of(p), "axis " + std::to_string(a) + " is out of range for " + describe(x[0]));
+  return type_of(x[0]);
+}
+
+void check_index_dtype(Prim p, const Tensor& t, const char* what) {
+  if (!is_integer(t.dtype())) fail(api_of(p), std::string(what) + " must be an integer tensor, got " + describe(t));
+}
+
+TensorType take_type(Prim p, std::span<const Tensor> x, const Params& params) {
+  check_index_dtype(p, x[1], "the indices");
+  const Shape& in = x[0].shape();
+  if (params.axis < 0 || params.axis >= std::int64_t(in.size()))
+    fail(api_of(p), "axis " + std::to_string(params.axis) + " is out of range for " + describe(x[0]));
+  if (in[params.axis] == 0 && x[1].numel() > 0)
+    fail(api_of(p), "cannot take from the empty axis " + std::to_string(params.axis) + " of " + describe(x[0]));
+  Shape out(in.begin(), in.begin() + params.axis);
+  out.insert(out.end(), x[1].shape().begin(), x[1].shape().end());
+  out.insert(out.end(), in.begin() + params.axis + 1, in.end());
+  return {x[0].dtype(), out, x[0].placement()};
+}
+
+void check_starts(Prim p, const Tensor& t, const Tensor& starts) {
+  check_index_dtype(p, starts, "starts");
+  if (starts.shape() != Shape{t.ndim()})
+    fail(api_of(p), "starts must have shape [" + std::to_string(t.ndim()) + "] for " + describe(t) + ", got " +
+                        describe(starts));
+}
+
+TensorType dynamic_slice_type(Prim p, std::span<const Tensor> x, const Params& params) {
+  check_starts(p, x[0], x[1]);
+  if (params.shape.size() != x[0].shape().size())
+    fail(api_of(p), "sizes " + to_string(params.shape) + " do not match the rank of " + describe(x[0]));
+  for (std::size_t d = 0; d < params.shape.size(); ++d)
+    if (params.shape[d] < 0 || params.shape[d] > x[0].shape()[d])
+      fail(api_of(p), "sizes " + to_string(params.shape) + " do not fit in " + describe(x[0]));
+  return {x[0].dtype(), params.shape, x[0].placement()};
+}
+
+TensorType dynamic_update_slice_type(Prim p, std::span<const Tensor> x, const Params&) {
+  check_same_dtype(p, x.subspan(0, 2));
+  check_starts(p, x[0], x[2]);
+  const Shape &a = x[0].shape(), &u = x[1].shape();
+  bool fits = a.size() == u.size();
+  for (std::size_t d = 0; fits && d < a.size(); ++d) fits = u[d] <= a[d];
+  if (!fits) fail(api_of(p), "the update " + describe(x[1]) + " does not fit in " + describe(x[0]));
+  return type_of(x[0]);
+}
+
+// ---- eager
+
+Tensor reshape_eager(Prim, std::span<const Tensor> x, const Params&, const TensorType& type) {
+  Tensor c = contiguous(x[0]);
+  return make_view(c, type.shape, contiguous_strides(type.shape), c.impl()->offset);
+}
+
+Tensor transpose_eager(Prim, std::span<const Tensor> x, const Params& params, const TensorType& type) {
+  const auto& t = *x[0].impl();
+  detail::Strides strides;
+  for (auto a : params.axes) strides.push_back(t.strides[a]);
+  return make_view(x[0], type.shape, strides, t.offset);
+}
+
+Tensor broadcast_eager(Prim, std::span<const Tensor> x, const Params&, const TensorType& type) {
+  return make_view(x[0], type.shape, broadcast_strides(*x[0].impl(), type.shape), x[0].impl()->offset);
+}
+
+Tensor slice_eager(Prim, std::span<const Tensor> x, const Params& params, const TensorType& type) {
+  const auto& t = *x[0].impl();
+  detail::Strides strides;
+  std::int64_t offset = t.offset;
+  for (std::size_t d = 0; d < t.shape.size(); ++d) {
+    offset += params.starts[d] * t.strides[d];
+    strides.push_back(t.strides[d] * params.steps[d]);
+  }
+  return make_view(x[0], type.shape, strides, offset);
+}
+
+Tensor flip_eager(Prim, std::span<const Tensor> x, const Params& params, const TensorType& type) {
+  const auto& t = *x[0].impl();
+  detail::Strides strides = t.strides;
+  std::int64_t offset = t.offset;
+  for (auto a : params.axes) {
+    if (t.shape[a] == 0) continue;
+    offset += (t.shape[a] - 1) * strides[a];
+    strides[a] = -strides[a];
+  }
+  return make_view(x[0], type.shape, strides, offset);
+}
+
+// A view of `into` at `starts` with `shape`.
+Tensor window(const Tensor& into, const Shape& starts, const Shape& shape) {
+  const auto& t = *into.impl();
+  std::int64_t offset = t.offset;
+  for (std::size_t d = 0; d < starts.size(); ++d) offset += starts[d] * t.strides[d];
+  return make_view(into, shape, t.strides, offset);
+}
+
+Tensor filled(const TensorType& type, double value) {
+  Tensor v = make_tensor(float64, {});
+  *data_of<double>(v) = value;
+  Tensor one = convert_elements(v, type.dtype);
+  Tensor out = make_tensor(type.dtype, type.shape);
+  copy_elements(*make_view(one, type.shape, detail::Strides(type.shape.size(), 0), 0).impl(), *out.impl());
+  return out;
+}
+
+Tensor pad_eager(Prim, std::span<const Tensor> x, const Params& params, const TensorType& type) {
+  Tensor out = filled(type, params.value);
+  copy_elements(*x[0].impl(), *window(out, params.lo, x[0].shape()).impl());
+  return out;
+}
+
+Tensor concatenate_eager(Prim, std::span<const Tensor> x, const Params& params, const TensorType& type) {
+  Tensor out = make_tensor(type.dtype, type.shape);
+  Shape at(type.shape.size(), 0);
+  for (const Tensor& t : x) {
+    copy_elements(*t.impl(), *window(out, at, t.shape()).impl());
+    at[params.axis] += t.shape()[params.axis];
+  }
+  return out;
+}
+
+// Reads an integer tensor's elements as int64.
+std::vector<std::int64_t> indices_of(const Tensor& t) {
+  Tensor c = contiguous(convert_elements(t, int64));
+  const auto* d = data_of<std::int64_t>(c);
+  return std::vector<std::int64_t>(d, d + c.numel());
+}
+
+// Indices count from the end when negative and are clamped into the axis.
+std::int64_t clamp_index(std::int64_t i, std::int64_t n) {
+  if (i < 0) i += n;
+  return std::clamp<std::int64_t>(i, 0, n - 1);
+}
+
+Tensor take_eager(Prim, std::span<const Tensor> x, const Params& params, const TensorType& type) {
+  Tensor out = make_tensor(type.dtype, type.shape);
+  const auto& in = *x[0].impl();
+  const std::int64_t axis = params.axis, n = in.shape[axis];
+  std::vector<std::int64_t> idx = indices_of(x[1]);
+  // out viewed as [before..., k, after...] with k the flattened indices
+  Shape before(in.shape.begin(), in.shape.begin() + axis), after(in.shape.begin() + axis + 1, in.shape.end());
+  Shape rows = before;
+  rows.push_back(std::int64_t(idx.size()));
+  rows.insert(rows.end(), after.begin(), after.end());
+  Tensor out_rows = make_view(out, rows, contiguous_strides(rows), 0);
+  Shape slab = before;
+  slab.push_back(1);
+  slab.insert(slab.end(), after.begin(), after.end());
+  for (std::size_t k = 0; k < idx.size(); ++k) {
+    Shape src_at(in.shape.size(), 0), dst_at(rows.size(), 0);
+    src_at[axis] = clamp_index(idx[k], n);
+    dst_at[axis] = std::int64_t(k);
+    copy_elements(*window(x[0], src_at, slab).impl(), *window(out_rows, dst_at, slab).impl());
+  }
+  return out;
+}
+
+// Starts clamped so that a window of `sizes` fits, as JAX's dynamic slices.
+Shape clamped_starts(const Tensor& starts, const Shape& shape, const Shape& sizes) {
+  std::vector<std::int64_t> s = indices_of(starts);
+  Shape out;
+  for (std::size_t d = 0; d < s.size(); ++d) out.push_back(std::clamp<std::int64_t>(s[d], 0, shape[d] - sizes[d]));
+  return out;
+}
+
+Tensor dynamic_slice_eager(Prim, std::span<const Tensor> x, const Params& params, const TensorType&) {
+  return window(x[0], clamped_starts(x[1], x[0].shape(), params.shape), params.shape);
+}
+
+Tensor dynamic_update_slice_eager(Prim, std::span<const Tensor> x, const Params&, const TensorType& type) {
+  Tensor out = make_tensor(type.dtype, type.shape);
+  copy_elements(*x[0].impl(), *out.impl());
+  copy_elements(*x[1].impl(), *window(out, clamped_starts(x[2], x[0].shape(), x[1].shape()), x[1].shape()).impl());
+  return out;
+}
+
+}  // namespace
+
+void register_layout(Rules* table) {
+  auto set = [&](Prim p, Rules r) { table[int(p)] = r; };
+  set(Prim::reshape, {&reshape_type, &reshape_eager});
+  set(Prim::transpose, {&transpose_type, &transpose_eager});
+  set(Prim::broadcast, {&broadcast_type, &broadcast_eager});
+  set(Prim::slice, {&slice_type, &slice_eager});
+  set(Prim::pad, {&pad_type, &pad_eager});
+  set(Prim::concatenate, {&concatenate_type, &concatenate_eager});
+  set(Prim::flip, {&flip_type, &flip_eager});
+  set(Prim::take, {&take_type, &take_eager});
+  set(Prim::dynamic_slice, {&dynamic_slice_type, &dynamic_slice_eager});
+  set(Prim::dynamic_update_slice, {&dynamic_update_slice_type, &dynamic_update_slice_eager});
+}
+
+}  // namespace nx::ops

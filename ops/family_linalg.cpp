@@ -1,0 +1,122 @@
+// matmul: [..., m, k] x [..., k, n] with equal batch axes (nx::matmul
+// broadcasts them first). float32/float64/complex go to cblas (OpenBLAS);
+// other dtypes to a plain loop in the element's compute type.
+#include <cblas.h>
+
+#include "ops/concrete.hpp"
+#include "ops/kernels/loops.hpp"
+#include "ops/type_checks.hpp"
+
+namespace nx::ops {
+namespace {
+
+TensorType matmul_type(Prim p, std::span<const Tensor> x, const Params&) {
+  check_same_dtype(p, x);
+  check_accepts(p, x[0]);
+  const Shape &a = x[0].shape(), &b = x[1].shape();
+  const std::size_t n = a.size();
+  if (n < 2 || b.size() != n || !std::equal(a.begin(), a.end() - 2, b.begin()) || a[n - 1] != b[n - 2])
+    fail(info(p).api, "shapes " + to_string(a) + " and " + to_string(b) + " do not match for a matrix product");
+  Shape out = a;
+  out[n - 1] = b[n - 1];
+  return {x[0].dtype(), out, x[0].placement()};
+}
+
+// How cblas reads a matrix view: its transpose flag and leading dimension,
+// or nothing when neither axis is contiguous.
+struct MatrixLayout {
+  bool ok;
+  CBLAS_TRANSPOSE trans;
+  std::int64_t ld;
+};
+MatrixLayout blas_layout(std::int64_t rows, std::int64_t cols, std::int64_t rs, std::int64_t cs) {
+  if ((cs == 1 || cols == 1) && rs >= std::max<std::int64_t>(cols, 1)) return {true, CblasNoTrans, rs};
+  if ((rs == 1 || rows == 1) && cs >= std::max<std::int64_t>(rows, 1)) return {true, CblasTrans, cs};
+  return {false, CblasNoTrans, 0};
+}
+
+template <class T>
+void gemm(MatrixLayout la, MatrixLayout lb, std::int64_t m, std::int64_t n, std::int64_t k, const T* a,
+          const T* b, T* c) {
+  if constexpr (std::is_same_v<T, float>)
+    cblas_sgemm(CblasRowMajor, la.trans, lb.trans, m, n, k, 1.f, a, la.ld, b, lb.ld, 0.f, c, n);
+  else if constexpr (std::is_same_v<T, double>)
+    cblas_dgemm(CblasRowMajor, la.trans, lb.trans, m, n, k, 1., a, la.ld, b, lb.ld, 0., c, n);
+  else {
+    const T one(1), zero(0);
+    if constexpr (std::is_same_v<T, std::complex<float>>)
+      cblas_cgemm(CblasRowMajor, la.trans, lb.trans, m, n, k, &one, a, la.ld, b, lb.ld, &zero, c, n);
+    else
+      cblas_zgemm(CblasRowMajor, la.trans, lb.trans, m, n, k, &one, a, la.ld, b, lb.ld, &zero, c, n);
+  }
+}
+
+template <class T>
+void plain_matmul(std::int64_t m, std::int64_t n, std::int64_t k, const T* a, std::int64_t ars, std::int64_t acs,
+                  const T* b, std::int64_t brs, std::int64_t bcs, T* c) {
+  using CT = kernels::compute_t<T>;
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      CT sum = CT(0);
+      for (std::int64_t l = 0; l < k; ++l)
+        sum = kernels::Op<Prim::add>::scalar(
+            sum, kernels::Op<Prim::mul>::scalar(kernels::convert_value<CT>(a[i * ars + l * acs]),
+                                                kernels::convert_value<CT>(b[l * brs + j * bcs])));
+      c[i * n + j] = kernels::convert_value<T>(sum);
+    }
+}
+
+template <class T> void batched(const Tensor& A, const Tensor& B, const Tensor& C) {
+  const auto &a = *A.impl(), &b = *B.impl();
+  const std::size_t nd = a.shape.size();
+  const std::int64_t m = a.shape[nd - 2], k = a.shape[nd - 1], n = b.shape[nd - 1];
+  const std::int64_t batches = m * n == 0 ? 0 : C.numel() / (m * n);
+  const T* pa = data_of<T>(A);
+  const T* pb = data_of<T>(B);
+  T* pc = data_of<T>(C);
+  constexpr bool blas = std::is_same_v<T, float> || std::is_same_v<T, double> || kernels::is_cplx<T>;
+  MatrixLayout la = blas_layout(m, k, a.strides[nd - 2], a.strides[nd - 1]);
+  MatrixLayout lb = blas_layout(k, n, b.strides[nd - 2], b.strides[nd - 1]);
+  for (std::int64_t i = 0; i < batches; ++i) {
+    std::int64_t oa = 0, ob = 0, rest = i;  // batch offsets from the batch index
+    for (std::size_t d = nd - 2; d-- > 0;) {
+      std::int64_t at = rest % a.shape[d];
+      rest /= a.shape[d];
+      oa += at * a.strides[d];
+      ob += at * b.strides[d];
+    }
+    T* out = pc + i * m * n;
+    if (k == 0) {
+      std::fill(out, out + m * n, T(0));
+    } else if constexpr (blas) {
+      gemm<T>(la, lb, m, n, k, pa + oa, pb + ob, out);
+    } else {
+      plain_matmul<T>(m, n, k, pa + oa, a.strides[nd - 2], a.strides[nd - 1], pb + ob, b.strides[nd - 2],
+                      b.strides[nd - 1], out);
+    }
+  }
+}
+
+Tensor matmul_eager(Prim, std::span<const Tensor> x, const Params&, const TensorType& type) {
+  Tensor a = x[0], b = x[1];
+  const std::size_t nd = type.shape.size();
+  // cblas needs each matrix to be contiguous along one of its axes.
+  auto usable = [&](const Tensor& t) {
+    const auto& i = *t.impl();
+    return blas_layout(i.shape[nd - 2], i.shape[nd - 1], i.strides[nd - 2], i.strides[nd - 1]).ok;
+  };
+  if (!usable(a)) a = contiguous(a);
+  if (!usable(b)) b = contiguous(b);
+  Tensor c = make_tensor(type.dtype, type.shape);
+  visit_dtype(type.dtype, [&](auto d) {
+    using T = element_t<decltype(d)::value>;
+    if constexpr (!std::is_same_v<T, bool>) batched<T>(a, b, c);
+  });
+  return c;
+}
+
+}  // namespace
+
+void register_linalg(Rules* table) { table[int(Prim::matmul)] = {&matmul_type, &matmul_eager}; }
+
+}  // namespace nx::ops

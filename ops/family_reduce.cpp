@@ -1,0 +1,119 @@
+// Reductions over axes, and argmax/argmin along one axis: their rules.
+//
+// The reduced axes are moved last (a copy when the layout needs one), so each
+// output element reduces one contiguous row. Rows longer than a segment are
+// cut into fixed segments whose partial results are reduced in order: the
+// result is the same whatever the thread count.
+#include <algorithm>
+#include <vector>
+
+#include "ops/concrete.hpp"
+#include "ops/kernels/iterate.hpp"
+#include "ops/kernels/kernels.hpp"
+#include "ops/type_checks.hpp"
+
+namespace nx::ops {
+namespace {
+
+constexpr std::int64_t segment = chunk_elements;
+
+bool has_identity(Prim p) { return p != Prim::reduce_max && p != Prim::reduce_min; }
+
+TensorType reduce_type(Prim p, std::span<const Tensor> x, const Params& params) {
+  check_accepts(p, x[0]);
+  Shape out;
+  const Shape& in = x[0].shape();
+  for (std::int64_t d = 0; d < std::int64_t(in.size()); ++d) {
+    bool reduced = std::find(params.axes.begin(), params.axes.end(), d) != params.axes.end();
+    if (!reduced) out.push_back(in[d]);
+    else if (in[d] == 0 && !has_identity(p))
+      fail(info(p).api, "axis " + std::to_string(d) + " of " + describe(x[0]) +
+                            " is empty, and the reduction has no identity");
+  }
+  return {result_dtype(p, x[0].dtype(), params), out, x[0].placement()};
+}
+
+// x viewed with `last` axes moved to the end, in C order in memory.
+Tensor rows_last(const Tensor& x, const Axes& last) {
+  const auto& t = *x.impl();
+  Shape shape;
+  detail::Strides strides;
+  for (std::int64_t d = 0; d < x.ndim(); ++d)
+    if (std::find(last.begin(), last.end(), d) == last.end()) shape.push_back(t.shape[d]), strides.push_back(t.strides[d]);
+  for (auto d : last) shape.push_back(t.shape[d]), strides.push_back(t.strides[d]);
+  return contiguous(make_view(x, shape, strides, t.offset));
+}
+
+void reduce_row(Prim p, DType in, DType out, std::int64_t n, const char* row, char* dst) {
+  const auto& K = kernels::table();
+  if (n <= segment) return K.reduce[int(p)][int(in)](n, row, dst);
+  std::int64_t segs = (n + segment - 1) / segment;
+  std::size_t in_size = size_of(in), out_size = size_of(out);
+  std::vector<char> partial(std::size_t(segs) * out_size);
+  auto one = [&](std::int64_t s) {
+    std::int64_t len = std::min(segment, n - s * segment);
+    K.reduce[int(p)][int(in)](len, row + s * segment * std::int64_t(in_size), partial.data() + s * out_size);
+  };
+  if (n >= parallel_grain)
+    tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, segs, 1),
+                      [&](const auto& r) { for (auto s = r.begin(); s < r.end(); ++s) one(s); },
+                      tbb::simple_partitioner());
+  else
+    for (std::int64_t s = 0; s < segs; ++s) one(s);
+  reduce_row(p, out, out, segs, partial.data(), dst);
+}
+
+Tensor reduce_eager(Prim p, std::span<const Tensor> x, const Params& params, const TensorType& type) {
+  if (params.axes.empty()) return x[0];
+  Tensor in = rows_last(x[0], params.axes);
+  Tensor out = make_tensor(type.dtype, type.shape);
+  const std::int64_t rows = out.numel(), n = rows == 0 ? 0 : in.numel() / rows;
+  const DType dt = x[0].dtype();
+  const std::size_t in_size = size_of(dt), out_size = size_of(type.dtype);
+  const char* src = base_address(*in.impl());
+  char* dst = base_address(*out.impl());
+  auto run = [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t r = begin; r < end; ++r)
+      reduce_row(p, dt, type.dtype, n, src + r * n * std::int64_t(in_size), dst + r * std::int64_t(out_size));
+  };
+  if (rows > 1 && rows * n >= parallel_grain) {
+    std::int64_t per = std::max<std::int64_t>(1, chunk_elements / std::max<std::int64_t>(n, 1));
+    tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, rows, per),
+                      [&](const auto& r) { run(r.begin(), r.end()); }, tbb::simple_partitioner());
+  } else {
+    run(0, rows);
+  }
+  return out;
+}
+
+TensorType arg_type(Prim p, std::span<const Tensor> x, const Params& params) {
+  check_accepts(p, x[0]);
+  Shape out = x[0].shape();
+  if (out[params.axis] == 0)
+    fail(info(p).api, "axis " + std::to_string(params.axis) + " of " + describe(x[0]) + " is empty");
+  out.erase(out.begin() + params.axis);
+  return {int32, out, x[0].placement()};
+}
+
+Tensor arg_eager(Prim p, std::span<const Tensor> x, const Params& params, const TensorType& type) {
+  Tensor in = rows_last(x[0], Axes{params.axis});
+  Tensor out = make_tensor(type.dtype, type.shape);
+  const std::int64_t rows = out.numel(), n = x[0].shape()[params.axis];
+  auto kernel = kernels::table().arg[int(p)][int(x[0].dtype())];
+  const char* src = base_address(*in.impl());
+  auto* dst = data_of<std::int32_t>(out);
+  const std::int64_t bytes = std::int64_t(size_of(x[0].dtype()));
+  for (std::int64_t r = 0; r < rows; ++r) dst[r] = kernel(n, src + r * n * bytes, 1);
+  return out;
+}
+
+}  // namespace
+
+void register_reductions(Rules* table) {
+  for (int i = 0; i < prim_count; ++i) {
+    if (info(Prim(i)).family == Family::reduce) table[i] = {&reduce_type, &reduce_eager};
+    if (info(Prim(i)).family == Family::arg) table[i] = {&arg_type, &arg_eager};
+  }
+}
+
+}  // namespace nx::ops

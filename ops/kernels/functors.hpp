@@ -1,0 +1,260 @@
+// What each elementwise primitive computes on one element (scalar) and on a
+// SIMD batch of floats or doubles (simd). One struct per primitive.
+//
+// Integer semantics (defined for every input, unlike C++): + - * and neg wrap
+// around; division and mod truncate toward zero (a = div(a,b)*b + mod(a,b));
+// a zero divisor gives 0; MIN / -1 wraps to MIN. pow with a negative integer
+// exponent gives 0 unless the base is 1 or -1.
+#pragma once
+
+#include <cmath>
+#include <complex>
+#include <limits>
+#include <type_traits>
+
+#include <xsimd/xsimd.hpp>
+
+#include "ops/primitive.hpp"
+
+namespace nx::ops::kernels {
+
+template <class T> struct is_complex_t : std::false_type {};
+template <class T> struct is_complex_t<std::complex<T>> : std::true_type {};
+template <class T> inline constexpr bool is_cplx = is_complex_t<T>::value;
+template <class T> inline constexpr bool is_int = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+
+// Wrapping integer arithmetic through the unsigned type.
+template <class T> T wrap_add(T a, T b) { using U = std::make_unsigned_t<T>; return T(U(a) + U(b)); }
+template <class T> T wrap_sub(T a, T b) { using U = std::make_unsigned_t<T>; return T(U(a) - U(b)); }
+template <class T> T wrap_mul(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  using W = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;  // no int promotion
+  return T(U(W(U(a)) * W(U(b))));
+}
+
+template <Prim P> struct Op;
+
+// xsimd's exp and log lose their accuracy where results or arguments are
+// subnormal (or beyond): the lanes in `slow` are computed by the C library
+// instead. The choice depends on each element's value, never its position.
+template <class B, class F> B guarded(B x, B fast, typename B::batch_bool_type slow, F exact) {
+  if (!xsimd::any(slow)) return fast;
+  using T = typename B::value_type;
+  alignas(64) T in[B::size], out[B::size], redo[B::size];
+  x.store_aligned(in);
+  fast.store_aligned(out);
+  xsimd::select(slow, B(1), B(0)).store_aligned(redo);
+  for (std::size_t k = 0; k < B::size; ++k)
+    if (redo[k] != 0) out[k] = exact(in[k]);
+  return B::load_aligned(out);
+}
+template <class B> constexpr double min_exponent() {
+  return std::numeric_limits<typename B::value_type>::min_exponent - 1;  // -1022, -126
+}
+// Exponents where results stay normal, one short of the limits: 1022, 126.
+template <class B> constexpr double max_exponent() {
+  return std::numeric_limits<typename B::value_type>::max_exponent - 2;
+}
+inline constexpr double ln2 = 0.6931471805599453;
+// lo <= x <= hi (false for NaN, which the C library then handles).
+template <class B> auto in_range(B x, double lo, double hi) { return x >= B(lo) && x <= B(hi); }
+// Positive, normal and finite.
+template <class B> auto normal(B x) {
+  using T = typename B::value_type;
+  return x >= B(std::numeric_limits<T>::min()) && x <= B(std::numeric_limits<T>::max());
+}
+
+#define NX_UNARY_FLOAT(P, scalar_expr, simd_expr)                                 \
+  template <> struct Op<Prim::P> {                                                \
+    template <class T> static T scalar(T x) { using std::P; return scalar_expr; } \
+    template <class B> static B simd(B x) { return simd_expr; }                   \
+  };
+NX_UNARY_FLOAT(exp, exp(x), guarded(x, xsimd::exp(x), !in_range(x, min_exponent<B>() * ln2, max_exponent<B>() * ln2), [](auto v) { return std::exp(v); }))
+NX_UNARY_FLOAT(exp2, exp2(x), guarded(x, xsimd::exp2(x), !in_range(x, min_exponent<B>(), max_exponent<B>()), [](auto v) { return std::exp2(v); }))
+NX_UNARY_FLOAT(log, log(x), guarded(x, xsimd::log(x), !normal(x), [](auto v) { return std::log(v); }))
+NX_UNARY_FLOAT(log2, log2(x), guarded(x, xsimd::log2(x), !normal(x), [](auto v) { return std::log2(v); }))
+NX_UNARY_FLOAT(log1p, log1p(x), xsimd::log1p(x))
+NX_UNARY_FLOAT(expm1, expm1(x), guarded(x, xsimd::expm1(x), !(x <= B(max_exponent<B>() * ln2)), [](auto v) { return std::expm1(v); }))
+NX_UNARY_FLOAT(sqrt, sqrt(x), xsimd::sqrt(x))
+// Beyond 1e5, xsimd's range reduction loses float32 digits: the C library
+// reduces exactly.
+NX_UNARY_FLOAT(sin, sin(x), guarded(x, xsimd::sin(x), !in_range(x, -1e5, 1e5), [](auto v) { return std::sin(v); }))
+NX_UNARY_FLOAT(cos, cos(x), guarded(x, xsimd::cos(x), !in_range(x, -1e5, 1e5), [](auto v) { return std::cos(v); }))
+NX_UNARY_FLOAT(tan, tan(x), guarded(x, xsimd::tan(x), !in_range(x, -1e5, 1e5), [](auto v) { return std::tan(v); }))
+NX_UNARY_FLOAT(tanh, tanh(x), xsimd::tanh(x))
+NX_UNARY_FLOAT(sinh, sinh(x), guarded(x, xsimd::sinh(x), !in_range(x, -max_exponent<B>() * ln2, max_exponent<B>() * ln2), [](auto v) { return std::sinh(v); }))
+NX_UNARY_FLOAT(cosh, cosh(x), guarded(x, xsimd::cosh(x), !in_range(x, -max_exponent<B>() * ln2, max_exponent<B>() * ln2), [](auto v) { return std::cosh(v); }))
+NX_UNARY_FLOAT(asin, asin(x), xsimd::asin(x))
+NX_UNARY_FLOAT(acos, acos(x), xsimd::acos(x))
+NX_UNARY_FLOAT(atan, atan(x), xsimd::atan(x))
+// erf has no SIMD loop: xsimd's is off by tens of ulps in places.
+template <> struct Op<Prim::erf> {
+  template <class T> static T scalar(T x) { return std::erf(x); }
+};
+NX_UNARY_FLOAT(floor, floor(x), xsimd::floor(x))
+NX_UNARY_FLOAT(ceil, ceil(x), xsimd::ceil(x))
+#undef NX_UNARY_FLOAT
+
+// Rounds half to even, as NumPy and PyTorch do.
+template <> struct Op<Prim::round> {
+  template <class T> static T scalar(T x) { return std::nearbyint(x); }
+  template <class B> static B simd(B x) { return xsimd::nearbyint(x); }
+};
+template <> struct Op<Prim::rsqrt> {
+  template <class T> static T scalar(T x) { return T(1) / std::sqrt(x); }
+  template <class B> static B simd(B x) { return B(1) / xsimd::sqrt(x); }
+};
+template <> struct Op<Prim::neg> {
+  template <class T> static T scalar(T x) {
+    if constexpr (is_int<T>) return wrap_sub(T(0), x);
+    else return -x;
+  }
+  template <class B> static B simd(B x) { return -x; }
+};
+template <> struct Op<Prim::abs> {
+  template <class T> static auto scalar(T x) {
+    if constexpr (is_cplx<T>) return std::abs(x);
+    else if constexpr (std::is_unsigned_v<T>) return x;
+    else if constexpr (is_int<T>) return x < 0 ? wrap_sub(T(0), x) : x;
+    else return std::fabs(x);
+  }
+  template <class B> static B simd(B x) { return xsimd::abs(x); }
+};
+// sign keeps zeros (and their sign) and NaN; of a complex z it is z/|z|.
+template <> struct Op<Prim::sign> {
+  template <class T> static T scalar(T x) {
+    if constexpr (is_cplx<T>) return x == T(0) ? x : x / std::abs(x);
+    else if constexpr (std::is_unsigned_v<T>) return T(x > 0);
+    else if constexpr (is_int<T>) return T((x > 0) - (x < 0));
+    else return x > 0 ? T(1) : x < 0 ? T(-1) : x;
+  }
+  template <class B> static B simd(B x) {
+    return xsimd::select(x > B(0), B(1), xsimd::select(x < B(0), B(-1), x));
+  }
+};
+
+// Predicates: bool results, scalar only.
+template <> struct Op<Prim::isnan> {
+  template <class T> static bool scalar(T x) {
+    if constexpr (is_cplx<T>) return std::isnan(x.real()) || std::isnan(x.imag());
+    else if constexpr (std::is_floating_point_v<T>) return std::isnan(x);
+    else return false;
+  }
+};
+template <> struct Op<Prim::isinf> {
+  template <class T> static bool scalar(T x) {
+    if constexpr (is_cplx<T>) return std::isinf(x.real()) || std::isinf(x.imag());
+    else if constexpr (std::is_floating_point_v<T>) return std::isinf(x);
+    else return false;
+  }
+};
+template <> struct Op<Prim::isfinite> {
+  template <class T> static bool scalar(T x) {
+    if constexpr (is_cplx<T>) return std::isfinite(x.real()) && std::isfinite(x.imag());
+    else if constexpr (std::is_floating_point_v<T>) return std::isfinite(x);
+    else return true;
+  }
+};
+template <> struct Op<Prim::logical_not> {
+  template <class T> static bool scalar(T x) { return x == T(0); }
+};
+
+// ---- binary
+template <> struct Op<Prim::add> {
+  template <class T> static T scalar(T a, T b) {
+    if constexpr (is_int<T>) return wrap_add(a, b);
+    else return a + b;
+  }
+  template <class B> static B simd(B a, B b) { return a + b; }
+};
+template <> struct Op<Prim::sub> {
+  template <class T> static T scalar(T a, T b) {
+    if constexpr (is_int<T>) return wrap_sub(a, b);
+    else return a - b;
+  }
+  template <class B> static B simd(B a, B b) { return a - b; }
+};
+template <> struct Op<Prim::mul> {
+  template <class T> static T scalar(T a, T b) {
+    if constexpr (is_int<T>) return wrap_mul(a, b);
+    else return a * b;
+  }
+  template <class B> static B simd(B a, B b) { return a * b; }
+};
+template <> struct Op<Prim::div> {
+  template <class T> static T scalar(T a, T b) {
+    if constexpr (is_int<T>) {
+      if (b == 0) return 0;
+      if constexpr (std::is_signed_v<T>)
+        if (a == std::numeric_limits<T>::min() && b == T(-1)) return a;
+      return T(a / b);
+    } else {
+      return a / b;
+    }
+  }
+  template <class B> static B simd(B a, B b) { return a / b; }
+};
+template <> struct Op<Prim::mod> {
+  template <class T> static T scalar(T a, T b) {
+    if constexpr (is_int<T>) {
+      if (b == 0) return 0;
+      if constexpr (std::is_signed_v<T>)
+        if (b == T(-1)) return 0;
+      return T(a % b);
+    } else {
+      return std::fmod(a, b);
+    }
+  }
+};
+template <> struct Op<Prim::pow> {
+  template <class T> static T scalar(T a, T b) {
+    if constexpr (is_int<T>) {
+      if constexpr (std::is_signed_v<T>)
+        if (b < 0) return a == 1 ? T(1) : a == T(-1) ? T((b & 1) ? -1 : 1) : T(0);
+      T result = 1;
+      for (auto e = b; e; e >>= 1) {
+        if (e & 1) result = wrap_mul(result, a);
+        a = wrap_mul(a, a);
+      }
+      return result;
+    } else {
+      return std::pow(a, b);
+    }
+  }
+};
+// maximum and minimum propagate NaN (as NumPy's).
+template <> struct Op<Prim::maximum> {
+  template <class T> static T scalar(T a, T b) {
+    if constexpr (std::is_same_v<T, bool>) return a || b;
+    else return (a > b || a != a) ? a : b;
+  }
+  template <class B> static B simd(B a, B b) { return xsimd::select(a > b || xsimd::isnan(a), a, b); }
+};
+template <> struct Op<Prim::minimum> {
+  template <class T> static T scalar(T a, T b) {
+    if constexpr (std::is_same_v<T, bool>) return a && b;
+    else return (a < b || a != a) ? a : b;
+  }
+  template <class B> static B simd(B a, B b) { return xsimd::select(a < b || xsimd::isnan(a), a, b); }
+};
+template <> struct Op<Prim::atan2> {
+  template <class T> static T scalar(T a, T b) { return std::atan2(a, b); }
+  template <class B> static B simd(B a, B b) { return xsimd::atan2(a, b); }
+};
+
+#define NX_COMPARE(P, expr)                                             \
+  template <> struct Op<Prim::P> {                                      \
+    template <class T> static bool scalar(T a, T b) { return expr; }    \
+  };
+NX_COMPARE(less, a < b)
+NX_COMPARE(less_equal, a <= b)
+NX_COMPARE(greater, a > b)
+NX_COMPARE(greater_equal, a >= b)
+NX_COMPARE(equal, a == b)
+NX_COMPARE(not_equal, a != b)
+NX_COMPARE(logical_and, a != T(0) && b != T(0))
+NX_COMPARE(logical_or, a != T(0) || b != T(0))
+NX_COMPARE(logical_xor, (a != T(0)) != (b != T(0)))
+#undef NX_COMPARE
+
+}  // namespace nx::ops::kernels

@@ -1,0 +1,45 @@
+// The kernel table: row loops per primitive and dtype, filled once for the
+// machine's SIMD level (ops/kernels/README.md).
+//
+// A row loop computes n elements of a fresh contiguous output from operands
+// given as (pointer to the first element, element stride). A stride of 0
+// broadcasts one element; any other stride (negative ones too) is gathered.
+#pragma once
+
+#include <cstdint>
+
+#include "ops/primitive.hpp"
+
+namespace nx::ops::kernels {
+
+using UnaryRow = void (*)(std::int64_t n, const void* a, std::int64_t sa, void* out);
+using BinaryRow = void (*)(std::int64_t n, const void* a, std::int64_t sa, const void* b,
+                           std::int64_t sb, void* out);
+using SelectRow = void (*)(std::int64_t n, const void* cond, std::int64_t sc, const void* a,
+                           std::int64_t sa, const void* b, std::int64_t sb, void* out);
+// Reduces n contiguous elements to one, written to *out.
+using ReduceRow = void (*)(std::int64_t n, const void* in, void* out);
+// Index of the first maximum (minimum) of n elements with stride s; NaN wins.
+using ArgRow = std::int32_t (*)(std::int64_t n, const void* in, std::int64_t s);
+
+struct Table {
+  UnaryRow unary[prim_count][dtype_count] = {};
+  BinaryRow binary[prim_count][dtype_count] = {};
+  SelectRow select[dtype_count] = {};
+  UnaryRow convert[dtype_count][dtype_count] = {};  // [from][to]
+  ReduceRow reduce[prim_count][dtype_count] = {};
+  ArgRow arg[prim_count][dtype_count] = {};
+  const char* arch = "generic";
+};
+
+// The table for this machine: portable loops, then the SIMD ones of the best
+// instruction set the processor has.
+const Table& table();
+
+void fill_portable(Table& t);
+#if defined(__x86_64__)
+void fill_sse2(Table& t);
+void fill_avx2(Table& t);
+#endif
+
+}  // namespace nx::ops::kernels

@@ -1,0 +1,144 @@
+// Scalar row loops shared by the portable table and the SIMD tables.
+#pragma once
+
+#include <cstring>
+#include <type_traits>
+#include <utility>
+
+#include "ops/kernels/functors.hpp"
+#include "ops/kernels/kernels.hpp"
+
+namespace nx::ops::kernels {
+
+// 16-bit floats compute in float and round back.
+template <class T> struct compute { using type = T; };
+template <> struct compute<float16_t> { using type = float; };
+template <> struct compute<bfloat16_t> { using type = float; };
+template <class T> using compute_t = typename compute<T>::type;
+
+template <class T> constexpr std::uint8_t class_bit() {
+  if constexpr (std::is_same_v<T, bool>) return B;
+  else if constexpr (is_cplx<T>) return C;
+  else if constexpr (std::is_integral_v<T>) return std::is_signed_v<T> ? S : U;
+  else return F;
+}
+
+template <class Out, class In> Out convert_value(In x) {
+  if constexpr (std::is_same_v<Out, In>) {
+    return x;
+  } else if constexpr (std::is_same_v<In, float16_t> || std::is_same_v<In, bfloat16_t>) {
+    return convert_value<Out>(float(x));
+  } else if constexpr (std::is_same_v<Out, float16_t> || std::is_same_v<Out, bfloat16_t>) {
+    return Out(convert_value<float>(x));
+  } else if constexpr (std::is_same_v<Out, bool>) {
+    return x != In(0);
+  } else if constexpr (is_cplx<In> && is_cplx<Out>) {
+    using V = typename Out::value_type;
+    return Out(V(x.real()), V(x.imag()));
+  } else if constexpr (is_cplx<In> && !is_cplx<Out>) {
+    return convert_value<Out>(x.real());  // the real part, as NumPy
+  } else if constexpr (is_cplx<Out>) {
+    return Out(typename Out::value_type(x));
+  } else if constexpr (std::is_integral_v<Out> && std::is_floating_point_v<In>) {
+    // saturate; NaN gives 0 (C++ leaves both undefined)
+    if (x != x) return Out(0);
+    if (x <= In(std::numeric_limits<Out>::lowest())) return std::numeric_limits<Out>::lowest();
+    if (x >= In(std::numeric_limits<Out>::max())) return std::numeric_limits<Out>::max();
+    return Out(x);
+  } else {
+    return Out(x);
+  }
+}
+
+template <Prim P, class T> using unary_result_t =
+    std::conditional_t<info(P).result == ResultDType::Bool, bool,
+                       std::conditional_t<info(P).result == ResultDType::Real && is_cplx<T>,
+                                          typename std::conditional_t<is_cplx<T>, T, std::complex<float>>::value_type,
+                                          T>>;
+
+template <Prim P, class T> void unary_loop(std::int64_t n, const void* a_, std::int64_t sa, void* out_) {
+  using R = unary_result_t<P, T>;
+  const T* a = static_cast<const T*>(a_);
+  R* out = static_cast<R*>(out_);
+  for (std::int64_t i = 0; i < n; ++i)
+    out[i] = convert_value<R>(Op<P>::scalar(convert_value<compute_t<T>>(a[i * sa])));
+}
+
+template <Prim P, class T> void binary_loop(std::int64_t n, const void* a_, std::int64_t sa,
+                                            const void* b_, std::int64_t sb, void* out_) {
+  using R = std::conditional_t<info(P).result == ResultDType::Bool, bool, T>;
+  using CT = compute_t<T>;
+  const T* a = static_cast<const T*>(a_);
+  const T* b = static_cast<const T*>(b_);
+  R* out = static_cast<R*>(out_);
+  for (std::int64_t i = 0; i < n; ++i)
+    out[i] = convert_value<R>(Op<P>::scalar(convert_value<CT>(a[i * sa]), convert_value<CT>(b[i * sb])));
+}
+
+// ---- reductions: an identity and a combine per primitive
+template <Prim P> struct Reducer;
+template <> struct Reducer<Prim::reduce_sum> {
+  template <class T> static T identity() { return T(0); }
+  template <class T> static T combine(T a, T b) { return Op<Prim::add>::scalar(a, b); }
+};
+template <> struct Reducer<Prim::reduce_prod> {
+  template <class T> static T identity() { return T(1); }
+  template <class T> static T combine(T a, T b) { return Op<Prim::mul>::scalar(a, b); }
+};
+template <> struct Reducer<Prim::reduce_max> {
+  template <class T> static T identity() {
+    if constexpr (std::is_floating_point_v<T>) return -std::numeric_limits<T>::infinity();
+    else return std::numeric_limits<T>::lowest();
+  }
+  template <class T> static T combine(T a, T b) { return Op<Prim::maximum>::scalar(a, b); }
+};
+template <> struct Reducer<Prim::reduce_min> {
+  template <class T> static T identity() {
+    if constexpr (std::is_floating_point_v<T>) return std::numeric_limits<T>::infinity();
+    else return std::numeric_limits<T>::max();
+  }
+  template <class T> static T combine(T a, T b) { return Op<Prim::minimum>::scalar(a, b); }
+};
+template <> struct Reducer<Prim::reduce_and> {
+  template <class T> static bool identity() { return true; }
+  template <class T> static bool combine(bool a, bool b) { return a && b; }
+};
+template <> struct Reducer<Prim::reduce_or> {
+  template <class T> static bool identity() { return false; }
+  template <class T> static bool combine(bool a, bool b) { return a || b; }
+};
+
+template <Prim P> inline constexpr bool is_logical_reduce = P == Prim::reduce_and || P == Prim::reduce_or;
+
+// Eight interleaved accumulators (so the order is fixed but the loop
+// vectorizes), combined pairwise.
+template <Prim P, class T> void reduce_loop(std::int64_t n, const void* in_, void* out_) {
+  using A = std::conditional_t<is_logical_reduce<P>, bool, compute_t<T>>;
+  using R = std::conditional_t<is_logical_reduce<P>, bool, T>;
+  const T* in = static_cast<const T*>(in_);
+  A acc[8];
+  for (auto& a : acc) a = Reducer<P>::template identity<A>();
+  std::int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; ++k) acc[k] = Reducer<P>::template combine<A>(acc[k], convert_value<A>(in[i + k]));
+  for (int k = 0; i < n; ++i, ++k) acc[k] = Reducer<P>::template combine<A>(acc[k], convert_value<A>(in[i]));
+  for (int w = 4; w >= 1; w /= 2)
+    for (int k = 0; k < w; ++k) acc[k] = Reducer<P>::template combine<A>(acc[k], acc[k + w]);
+  *static_cast<R*>(out_) = convert_value<R>(acc[0]);
+}
+
+template <Prim P, class T> std::int32_t arg_loop(std::int64_t n, const void* in_, std::int64_t s) {
+  const T* in = static_cast<const T*>(in_);
+  using CT = compute_t<T>;
+  CT best = convert_value<CT>(in[0]);
+  std::int32_t at = 0;
+  if (best != best) return 0;
+  for (std::int64_t i = 1; i < n; ++i) {
+    CT x = convert_value<CT>(in[i * s]);
+    if (x != x) return std::int32_t(i);
+    if (P == Prim::argmax ? x > best : x < best) best = x, at = std::int32_t(i);
+  }
+  return at;
+}
+
+}  // namespace nx::ops::kernels

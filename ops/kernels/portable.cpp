@@ -1,0 +1,76 @@
+// The portable kernel table: scalar loops for every primitive and dtype an
+// operation accepts. The SIMD tables then replace the float32/float64 loops.
+#include <utility>
+
+#include "ops/kernels/loops.hpp"
+
+namespace nx::ops::kernels {
+namespace {
+
+template <std::size_t Bytes> struct Element { unsigned char bytes[Bytes]; };
+
+template <std::size_t Bytes>
+void select_loop(std::int64_t n, const void* c_, std::int64_t sc, const void* a_, std::int64_t sa,
+                 const void* b_, std::int64_t sb, void* out_) {
+  using E = Element<Bytes>;
+  const bool* c = static_cast<const bool*>(c_);
+  const E* a = static_cast<const E*>(a_);
+  const E* b = static_cast<const E*>(b_);
+  E* out = static_cast<E*>(out_);
+  for (std::int64_t i = 0; i < n; ++i) out[i] = c[i * sc] ? a[i * sa] : b[i * sb];
+}
+
+template <class From, class To> void convert_loop(std::int64_t n, const void* a_, std::int64_t sa, void* out_) {
+  const From* a = static_cast<const From*>(a_);
+  To* out = static_cast<To*>(out_);
+  for (std::int64_t i = 0; i < n; ++i) out[i] = convert_value<To>(a[i * sa]);
+}
+
+template <Prim P, DType D> void fill_one(Table& t) {
+  using T = element_t<D>;
+  constexpr PrimInfo I = info(P);
+  if constexpr ((I.accepts & class_bit<T>()) != 0) {
+    if constexpr (I.family == Family::unary) {
+      t.unary[int(P)][int(D)] = &unary_loop<P, T>;
+    } else if constexpr (I.family == Family::binary) {
+      t.binary[int(P)][int(D)] = &binary_loop<P, T>;
+    } else if constexpr (I.family == Family::reduce) {
+      t.reduce[int(P)][int(D)] = &reduce_loop<P, T>;
+    } else if constexpr (I.family == Family::arg) {
+      t.arg[int(P)][int(D)] = &arg_loop<P, T>;
+    }
+  }
+}
+
+template <DType From, std::size_t... To> void fill_converts(Table& t, std::index_sequence<To...>) {
+  ((t.convert[int(From)][To] = &convert_loop<element_t<From>, element_t<DType(To)>>), ...);
+}
+
+template <DType D, std::size_t... P> void fill_dtype(Table& t, std::index_sequence<P...>) {
+  (fill_one<Prim(P), D>(t), ...);
+  t.select[int(D)] = &select_loop<sizeof(element_t<D>)>;
+  fill_converts<D>(t, std::make_index_sequence<dtype_count>{});
+}
+
+template <std::size_t... D> void fill_all(Table& t, std::index_sequence<D...>) {
+  (fill_dtype<DType(D)>(t, std::make_index_sequence<prim_count>{}), ...);
+}
+
+}  // namespace
+
+void fill_portable(Table& t) { fill_all(t, std::make_index_sequence<dtype_count>{}); }
+
+const Table& table() {
+  static const Table instance = [] {
+    Table t;
+    fill_portable(t);
+#if defined(__x86_64__)
+    if (xsimd::available_architectures().avx2 && xsimd::available_architectures().fma3_avx2) fill_avx2(t);
+    else fill_sse2(t);
+#endif
+    return t;
+  }();
+  return instance;
+}
+
+}  // namespace nx::ops::kernels

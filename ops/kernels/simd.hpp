@@ -1,0 +1,130 @@
+// SIMD row loops for float32 and float64, for one instruction set (Arch).
+// Included by one translation unit per instruction set, each compiled with
+// its flags (simd_sse2.cpp, simd_avx2.cpp).
+//
+// Every element goes through the batch code, the tail too (through a padded
+// batch), so an element's result does not depend on its position.
+#pragma once
+
+#include <algorithm>
+
+#include "ops/kernels/loops.hpp"
+
+namespace nx::ops::kernels::simd {
+
+template <class T, class Arch> using batch = xsimd::batch<T, Arch>;
+
+// Loads `count` (<= batch size) elements with stride s, padding with zeros.
+template <class B, class T> B load_strided(const T* p, std::int64_t s, std::int64_t count) {
+  alignas(64) T tmp[B::size] = {};
+  for (std::int64_t k = 0; k < count; ++k) tmp[k] = p[k * s];
+  return B::load_aligned(tmp);
+}
+template <class B, class T> void store_part(B v, T* out, std::int64_t count) {
+  alignas(64) T tmp[B::size];
+  v.store_aligned(tmp);
+  std::copy(tmp, tmp + count, out);
+}
+
+template <Prim P, class T, class Arch>
+void unary_loop(std::int64_t n, const void* a_, std::int64_t sa, void* out_) {
+  using B = batch<T, Arch>;
+  constexpr std::int64_t W = B::size;
+  const T* a = static_cast<const T*>(a_);
+  T* out = static_cast<T*>(out_);
+  if (sa == 0) {  // one value, computed once
+    T v = Op<P>::simd(B(a[0])).get(0);
+    std::fill(out, out + n, v);
+    return;
+  }
+  std::int64_t i = 0;
+  if (sa == 1)
+    for (; i + W <= n; i += W) Op<P>::simd(B::load_unaligned(a + i)).store_unaligned(out + i);
+  else
+    for (; i + W <= n; i += W) Op<P>::simd(load_strided<B>(a + i * sa, sa, W)).store_unaligned(out + i);
+  if (i < n) store_part(Op<P>::simd(load_strided<B>(a + i * sa, sa, n - i)), out + i, n - i);
+}
+
+template <Prim P, class T, class Arch>
+void binary_loop(std::int64_t n, const void* a_, std::int64_t sa, const void* b_, std::int64_t sb, void* out_) {
+  using B = batch<T, Arch>;
+  constexpr std::int64_t W = B::size;
+  const T* a = static_cast<const T*>(a_);
+  const T* b = static_cast<const T*>(b_);
+  T* out = static_cast<T*>(out_);
+  std::int64_t i = 0;
+  if (sa == 1 && sb == 1) {
+    for (; i + W <= n; i += W)
+      Op<P>::simd(B::load_unaligned(a + i), B::load_unaligned(b + i)).store_unaligned(out + i);
+  } else if (sa == 1 && sb == 0) {
+    B vb(b[0]);
+    for (; i + W <= n; i += W) Op<P>::simd(B::load_unaligned(a + i), vb).store_unaligned(out + i);
+  } else if (sa == 0 && sb == 1) {
+    B va(a[0]);
+    for (; i + W <= n; i += W) Op<P>::simd(va, B::load_unaligned(b + i)).store_unaligned(out + i);
+  } else {
+    for (; i + W <= n; i += W)
+      Op<P>::simd(load_strided<B>(a + i * sa, sa, W), load_strided<B>(b + i * sb, sb, W)).store_unaligned(out + i);
+  }
+  if (i < n)
+    store_part(Op<P>::simd(load_strided<B>(a + i * sa, sa, n - i), load_strided<B>(b + i * sb, sb, n - i)),
+               out + i, n - i);
+}
+
+// Sums (products, maxima, minima) in four batch accumulators walking the row
+// in order, then combines the accumulators and the lanes in a fixed order.
+template <Prim P, class T, class Arch> void reduce_loop(std::int64_t n, const void* in_, void* out_) {
+  using B = batch<T, Arch>;
+  constexpr std::int64_t W = B::size;
+  const T* in = static_cast<const T*>(in_);
+  const B id(Reducer<P>::template identity<T>());
+  auto combine = [](B x, B y) {
+    if constexpr (P == Prim::reduce_sum) return x + y;
+    else if constexpr (P == Prim::reduce_prod) return x * y;
+    else if constexpr (P == Prim::reduce_max) return Op<Prim::maximum>::simd(x, y);
+    else return Op<Prim::minimum>::simd(x, y);
+  };
+  B acc[4] = {id, id, id, id};
+  std::int64_t i = 0;
+  for (; i + 4 * W <= n; i += 4 * W)
+    for (int k = 0; k < 4; ++k) acc[k] = combine(acc[k], B::load_unaligned(in + i + k * W));
+  for (; i + W <= n; i += W) acc[0] = combine(acc[0], B::load_unaligned(in + i));
+  if (i < n) {
+    alignas(64) T tmp[W];
+    std::fill(tmp, tmp + W, Reducer<P>::template identity<T>());
+    std::copy(in + i, in + n, tmp);
+    acc[1] = combine(acc[1], B::load_aligned(tmp));
+  }
+  B total = combine(combine(acc[0], acc[1]), combine(acc[2], acc[3]));
+  alignas(64) T lanes[W];
+  total.store_aligned(lanes);
+  for (std::int64_t w = W / 2; w >= 1; w /= 2)
+    for (std::int64_t k = 0; k < w; ++k) lanes[k] = Reducer<P>::template combine<T>(lanes[k], lanes[k + w]);
+  *static_cast<T*>(out_) = lanes[0];
+}
+
+template <class Arch, class T> void fill_type(Table& t) {
+  constexpr int d = int(std::is_same_v<T, float> ? DType::float32 : DType::float64);
+#define NX_SIMD_UNARY(P) t.unary[int(Prim::P)][d] = &unary_loop<Prim::P, T, Arch>;
+  NX_SIMD_UNARY(neg) NX_SIMD_UNARY(abs) NX_SIMD_UNARY(sign) NX_SIMD_UNARY(exp) NX_SIMD_UNARY(exp2)
+  NX_SIMD_UNARY(log) NX_SIMD_UNARY(log2) NX_SIMD_UNARY(log1p) NX_SIMD_UNARY(expm1) NX_SIMD_UNARY(sqrt)
+  NX_SIMD_UNARY(rsqrt) NX_SIMD_UNARY(sin) NX_SIMD_UNARY(cos) NX_SIMD_UNARY(tan) NX_SIMD_UNARY(tanh)
+  NX_SIMD_UNARY(sinh) NX_SIMD_UNARY(cosh) NX_SIMD_UNARY(asin) NX_SIMD_UNARY(acos) NX_SIMD_UNARY(atan)
+  NX_SIMD_UNARY(floor) NX_SIMD_UNARY(ceil) NX_SIMD_UNARY(round)
+#undef NX_SIMD_UNARY
+#define NX_SIMD_BINARY(P) t.binary[int(Prim::P)][d] = &binary_loop<Prim::P, T, Arch>;
+  NX_SIMD_BINARY(add) NX_SIMD_BINARY(sub) NX_SIMD_BINARY(mul) NX_SIMD_BINARY(div)
+  NX_SIMD_BINARY(maximum) NX_SIMD_BINARY(minimum) NX_SIMD_BINARY(atan2)
+#undef NX_SIMD_BINARY
+#define NX_SIMD_REDUCE(P) t.reduce[int(Prim::P)][d] = &reduce_loop<Prim::P, T, Arch>;
+  NX_SIMD_REDUCE(reduce_sum) NX_SIMD_REDUCE(reduce_prod) NX_SIMD_REDUCE(reduce_max) NX_SIMD_REDUCE(reduce_min)
+#undef NX_SIMD_REDUCE
+}
+
+template <class Arch> void fill(Table& t, const char* name) {
+  fill_type<Arch, float>(t);
+  fill_type<Arch, double>(t);
+  t.arch = name;
+}
+
+}  // namespace nx::ops::kernels::simd

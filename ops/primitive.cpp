@@ -1,0 +1,39 @@
+// The rules table and bind().
+#include "ops/primitive.hpp"
+
+#include "ops/concrete.hpp"
+#include "ops/type_checks.hpp"
+
+namespace nx::ops {
+
+namespace {
+const Rules* make_table() {
+  static Rules table[prim_count];
+  register_elementwise(table);
+  register_reductions(table);
+  register_layout(table);
+  register_linalg(table);
+  return table;
+}
+}  // namespace
+
+const Rules& rules(Prim p) {
+  static const Rules* table = make_table();
+  return table[int(p)];
+}
+
+std::string to_string(const TensorType& t) { return std::string(name(t.dtype)) + " " + nx::to_string(t.shape); }
+
+Tensor bind(Prim p, std::span<const Tensor> operands, const Params& params) {
+  const std::string_view api = info(p).api;
+  check_defined(api, operands);
+  const Rules& r = rules(p);
+  TensorType type = r.type(p, operands, params);
+  // With no trace to process it, the primitive runs eagerly on elements;
+  // a donated operand cannot be read (elements_of throws naming the api).
+  for (const Tensor& t : operands)
+    if (t.impl()->storage && t.impl()->storage->donated.load(std::memory_order_relaxed)) (void)elements_of(t, api);
+  return r.eager(p, operands, params, type);
+}
+
+}  // namespace nx::ops

@@ -1,0 +1,101 @@
+// Primitives: the enum and properties expanded from primitives.def, their
+// static parameters, and bind(), the one dispatch point of every operation.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <utility>
+
+#include "rune/tensor.hpp"
+
+namespace nx::ops {
+
+enum class Prim : std::uint8_t {
+#define PRIM(id, api, kind, accepts, result, flags) id,
+#include "ops/primitives.def"
+#undef PRIM
+};
+inline constexpr int prim_count = 0
+#define PRIM(id, api, kind, accepts, result, flags) +1
+#include "ops/primitives.def"
+#undef PRIM
+    ;
+
+enum class Family : std::uint8_t { unary, binary, select, convert, reduce, arg, layout, linalg };
+
+// Operand dtype classes.
+enum DTypeClass : std::uint8_t { B = 1, S = 2, U = 4, F = 8, C = 16 };
+enum class ResultDType : std::uint8_t { Same, Bool, Real, Param, Int32 };
+enum PrimFlag : std::uint8_t { Linear = 1, Commutative = 2, NoDiff = 4 };
+
+struct PrimInfo {
+  std::string_view name;  // as in program text
+  std::string_view api;   // the nx:: function, first in error messages
+  Family family;
+  std::uint8_t accepts;
+  ResultDType result;
+  std::uint8_t flags;
+};
+
+inline constexpr PrimInfo prim_infos[] = {
+#define PRIM(id, api, kind, accepts, result, flags) \
+  {#id, api, Family::kind, std::uint8_t(accepts), ResultDType::result, std::uint8_t(flags)},
+#include "ops/primitives.def"
+#undef PRIM
+};
+constexpr const PrimInfo& info(Prim p) { return prim_infos[int(p)]; }
+
+constexpr std::uint8_t dtype_class(DType d) {
+  return d == DType::bool_ ? B : is_unsigned(d) ? U : is_integer(d) ? S : is_floating(d) ? F : C;
+}
+
+// Static parameters of an equation. Each primitive reads the fields its
+// family documents; the others stay at their defaults, so equality and
+// hashing (for CSE and compile keys) are over the whole struct.
+struct Params {
+  Axes axes;                 // reduce: axes; transpose: perm; flip: axes
+  Shape shape;               // reshape/broadcast: target; dynamic_slice: sizes
+  Shape starts, stops, steps;  // slice
+  Shape lo, hi;              // pad: widths before and after, per axis
+  DType dtype = DType::float32;  // convert: the target
+  double value = 0;          // pad: the fill value
+  std::int64_t axis = 0;     // concatenate, take, argmax, argmin
+  bool operator==(const Params&) const = default;
+};
+
+// The type of a value: what a stand-in knows.
+struct TensorType {
+  DType dtype;
+  Shape shape;
+  Placement placement = Placement::host();
+  bool operator==(const TensorType&) const = default;
+};
+inline TensorType type_of(const Tensor& t) { return {t.dtype(), t.shape(), t.placement()}; }
+std::string to_string(const TensorType& t);  // "float64 [2, 3]"
+using nx::to_string;
+
+// The rules of one primitive, registered by its family's file.
+struct Rules {
+  // Checks the operands and parameters, throwing std::invalid_argument with
+  // the api name first, and gives the result's type.
+  TensorType (*type)(Prim, std::span<const Tensor>, const Params&) = nullptr;
+  // Computes the result on concrete operands (whose type was checked).
+  Tensor (*eager)(Prim, std::span<const Tensor>, const Params&, const TensorType&) = nullptr;
+};
+const Rules& rules(Prim p);
+
+// Applies a primitive: the innermost trace that owns an operand processes
+// it, and with no trace involved the eager kernel runs.
+Tensor bind(Prim p, std::span<const Tensor> operands, const Params& params);
+inline Tensor bind(Prim p, std::initializer_list<Tensor> operands, const Params& params = {}) {
+  return bind(p, std::span<const Tensor>(operands.begin(), operands.size()), params);
+}
+
+// The registration functions of the families, called once to fill the table.
+void register_elementwise(Rules* table);
+void register_reductions(Rules* table);
+void register_layout(Rules* table);
+void register_linalg(Rules* table);
+
+}  // namespace nx::ops

@@ -1,0 +1,112 @@
+// Tensor handles: making, viewing and reading concrete values.
+#include <cstring>
+
+#include "ops/concrete.hpp"
+#include "ops/errors.hpp"
+#include "ops/kernels/iterate.hpp"
+
+namespace nx {
+
+void Tensor::throw_undefined() {
+  throw std::invalid_argument("nx::Tensor: the tensor holds no value (it was default-constructed)");
+}
+
+namespace ops {
+
+Strides contiguous_strides(const Shape& shape) {
+  Strides s(shape.size());
+  std::int64_t step = 1;
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    s[i] = step;
+    step *= shape[i];
+  }
+  return s;
+}
+
+bool is_contiguous(const detail::TensorImpl& t) {
+  std::int64_t step = 1;
+  for (std::size_t i = t.shape.size(); i-- > 0;) {
+    if (t.shape[i] != 1 && t.strides[i] != step) return false;
+    step *= t.shape[i];
+  }
+  return true;
+}
+
+Tensor make_tensor(DType dtype, const Shape& shape) {
+  boost::intrusive_ptr<detail::TensorImpl> t(new detail::TensorImpl);
+  t->dtype = dtype;
+  t->shape = shape;
+  t->strides = contiguous_strides(shape);
+  t->storage = detail::Storage::allocate(std::size_t(numel(shape)) * size_of(dtype));
+  return Tensor(std::move(t));
+}
+
+Tensor make_view(const Tensor& base, const Shape& shape, const Strides& strides, std::int64_t offset) {
+  boost::intrusive_ptr<detail::TensorImpl> t(new detail::TensorImpl);
+  const auto& b = *base.impl();
+  t->dtype = b.dtype;
+  t->placement = b.placement;
+  t->shape = shape;
+  t->strides = strides;
+  t->offset = offset;
+  t->storage = b.storage;
+  return Tensor(std::move(t));
+}
+
+Tensor contiguous(const Tensor& t) {
+  if (is_contiguous(*t.impl())) return t;
+  Tensor out = make_tensor(t.dtype(), t.shape());
+  copy_elements(*t.impl(), *out.impl());
+  return out;
+}
+
+std::string describe(const Tensor& t) {
+  return std::string(name(t.dtype())) + " " + to_string(t.shape());
+}
+
+Tensor elements_of(const Tensor& t, std::string_view api) {
+  if (!t.defined()) fail(api, "the tensor holds no value (it was default-constructed)");
+  Tensor v = t;
+  while (v.impl()->tracer) {
+    auto below = v.impl()->tracer->primal();
+    if (!below) fail(api, "the value is traced by " + std::string(v.impl()->tracer->traced_by()));
+    v = Tensor(std::move(below));
+  }
+  if (v.impl()->storage->donated.load(std::memory_order_relaxed))
+    fail(api, describe(v) + " was donated to rune::jit");
+  return v;
+}
+
+namespace {
+template <class T> struct CopyRow {
+  const char* src;
+  char* dst;
+  void operator()(const std::array<std::int64_t, 2>& off, std::int64_t n,
+                  const std::array<std::int64_t, 2>& step) const {
+    const T* s = reinterpret_cast<const T*>(src) + off[0];
+    T* d = reinterpret_cast<T*>(dst) + off[1];
+    if (step[0] == 1 && step[1] == 1) {
+      std::memcpy(d, s, std::size_t(n) * sizeof(T));
+      return;
+    }
+    for (std::int64_t i = 0; i < n; ++i) d[i * step[1]] = s[i * step[0]];
+  }
+};
+template <std::size_t Bytes> struct Bytes_ { unsigned char b[Bytes]; };
+}  // namespace
+
+void copy_elements(const detail::TensorImpl& src, const detail::TensorImpl& dst) {
+  const char* s = base_address(src);
+  char* d = base_address(dst);
+  std::array<const Strides*, 2> strides{&src.strides, &dst.strides};
+  switch (size_of(src.dtype)) {
+    case 1: walk<2>(src.shape, strides, CopyRow<std::uint8_t>{s, d}); break;
+    case 2: walk<2>(src.shape, strides, CopyRow<std::uint16_t>{s, d}); break;
+    case 4: walk<2>(src.shape, strides, CopyRow<std::uint32_t>{s, d}); break;
+    case 8: walk<2>(src.shape, strides, CopyRow<std::uint64_t>{s, d}); break;
+    default: walk<2>(src.shape, strides, CopyRow<Bytes_<16>>{s, d}); break;
+  }
+}
+
+}  // namespace ops
+}  // namespace nx

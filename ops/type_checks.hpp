@@ -1,0 +1,25 @@
+// Checks shared by the type rules of the primitive families.
+#pragma once
+
+#include <span>
+
+#include "ops/errors.hpp"
+#include "ops/primitive.hpp"
+
+namespace nx::ops {
+
+// Throws "<api>: <dtype> <shape> is not supported (it takes ...)" unless the
+// primitive accepts the operand's dtype.
+void check_accepts(Prim p, const Tensor& operand);
+// Throws unless every operand has the dtype of the first.
+void check_same_dtype(Prim p, std::span<const Tensor> operands);
+// Throws when an operand is an undefined handle.
+void check_defined(std::string_view api, std::span<const Tensor> operands);
+// The result dtype of p for operands of dtype d.
+DType result_dtype(Prim p, DType d, const Params& params);
+// An axis in [-ndim, ndim) made non-negative; throws naming the tensor.
+std::int64_t normalize_axis(std::string_view api, std::int64_t axis, std::int64_t ndim, const Tensor& t);
+// Normalized, sorted, distinct axes; empty means all.
+Axes normalize_axes(std::string_view api, const Axes& axes, const Tensor& t);
+
+}  // namespace nx::ops

@@ -1,0 +1,186 @@
+// Elementwise functions: values, broadcasting, double operands, dtype rules,
+// integer semantics, and errors.
+#include <cmath>
+#include <limits>
+
+#include "helpers.hpp"
+
+using nx::Tensor;
+using namespace test;
+
+TEST_CASE("binary operators and functions with tensors and doubles on either side") {
+  Tensor a = f64({3}, {1, 2, 3});
+  CHECK(values(a + a) == std::vector<double>{2, 4, 6});
+  CHECK(values(a - 1.) == std::vector<double>{0, 1, 2});
+  CHECK(values(10. - a) == std::vector<double>{9, 8, 7});
+  CHECK(values(a * 2.) == std::vector<double>{2, 4, 6});
+  CHECK(values(2. * a) == std::vector<double>{2, 4, 6});
+  CHECK(values(a / 2.) == std::vector<double>{0.5, 1, 1.5});
+  CHECK(values(6. / a) == std::vector<double>{6, 3, 2});
+  CHECK(values(-a) == std::vector<double>{-1, -2, -3});
+  CHECK(values(nx::pow(a, 2.)) == std::vector<double>{1, 4, 9});
+  CHECK(values(nx::pow(2., a)) == std::vector<double>{2, 4, 8});
+  CHECK(values(nx::maximum(a, 2.)) == std::vector<double>{2, 2, 3});
+  CHECK(values(nx::minimum(2., a)) == std::vector<double>{1, 2, 2});
+  CHECK(values(nx::mod(f64({4}, {5, -5, 5.5, -5.5}), 3.)) == std::vector<double>{2, -2, 2.5, -2.5});
+  CHECK(nx::item(nx::atan2(nx::scalar(nx::float64, 1), nx::scalar(nx::float64, 1))) == Approx(M_PI / 4));
+}
+
+TEST_CASE("broadcasting follows NumPy") {
+  Tensor col = f64({2, 1}, {10, 20});
+  Tensor row = f64({3}, {1, 2, 3});
+  Tensor sum = col + row;
+  CHECK(sum.shape() == nx::Shape{2, 3});
+  CHECK(values(sum) == std::vector<double>{11, 12, 13, 21, 22, 23});
+  CHECK((nx::zeros(nx::float64, {4, 1, 3}) + nx::ones(nx::float64, {2, 1})).shape() == nx::Shape{4, 2, 3});
+  CHECK((nx::zeros(nx::float64, {0, 3}) + row).shape() == nx::Shape{0, 3});
+  CHECK_THROWS_WITH(nx::add(nx::zeros(nx::float64, {2, 3}), nx::zeros(nx::float64, {4})),
+                    "nx::add: shapes [2, 3] and [4] do not broadcast");
+  CHECK_THROWS_WITH(nx::ones(nx::float64, {3}) * nx::ones(nx::float64, {4}),
+                    "nx::mul: shapes [3] and [4] do not broadcast");
+}
+
+TEST_CASE("operands must share a dtype; a bool tensor is refused by arithmetic") {
+  CHECK_THROWS_WITH(nx::ones(nx::float32, {2}) + nx::ones(nx::float64, {2}),
+                    "nx::add: dtypes float32 and float64 differ (convert one with nx::cast)");
+  CHECK_THROWS_WITH(nx::exp(nx::ones(nx::bool_, {3})),
+                    "nx::exp: bool [3] is not supported (it takes float or complex tensors)");
+  CHECK_THROWS_WITH(nx::sin(nx::ones(nx::int32, {2})), StartsWith("nx::sin: int32 [2] is not supported"));
+  CHECK_THROWS_WITH(nx::ones(nx::bool_, {2}) + 1., StartsWith("nx::add: bool [2] is not supported"));
+  CHECK_THROWS_WITH(nx::mod(nx::ones(nx::complex64, {1}), 1.), StartsWith("nx::mod: complex64 [1]"));
+  // a double operand takes the tensor's dtype
+  CHECK((nx::ones(nx::float32, {2}) + 0.5).dtype() == nx::float32);
+  CHECK(text(nx::ones(nx::int32, {2}) * 2.7) == "int32 [2] [2, 2]");
+}
+
+TEST_CASE("unary functions") {
+  Tensor x = f64({3}, {-1.5, 0, 2.25});
+  CHECK(values(nx::abs(x)) == std::vector<double>{1.5, 0, 2.25});
+  CHECK(values(nx::sign(x)) == std::vector<double>{-1, 0, 1});
+  CHECK(values(nx::square(x)) == std::vector<double>{2.25, 0, 5.0625});
+  CHECK(values(nx::sqrt(f64({2}, {4, 2.25}))) == std::vector<double>{2, 1.5});
+  CHECK(values(nx::rsqrt(f64({2}, {4, 0.25}))) == std::vector<double>{0.5, 2});
+  CHECK(values(nx::recip(f64({2}, {4, -0.5}))) == std::vector<double>{0.25, -2});
+  CHECK(values(nx::floor(x)) == std::vector<double>{-2, 0, 2});
+  CHECK(values(nx::ceil(x)) == std::vector<double>{-1, 0, 3});
+  CHECK(values(nx::round(f64({4}, {0.5, 1.5, 2.5, -0.5}))) == std::vector<double>{0, 2, 2, -0.});
+  CHECK(nx::item(nx::exp(nx::scalar(nx::float64, 0))) == 1);
+  CHECK(nx::item(nx::log(nx::scalar(nx::float64, 1))) == 0);
+  CHECK(nx::item(nx::exp2(nx::scalar(nx::float64, 10))) == 1024);
+  CHECK(nx::item(nx::log2(nx::scalar(nx::float64, 1024))) == 10);
+  CHECK(nx::item(nx::log1p(nx::scalar(nx::float64, 1e-20))) == 1e-20);
+  CHECK(nx::item(nx::expm1(nx::scalar(nx::float64, 1e-20))) == 1e-20);
+  CHECK(nx::item(nx::sigmoid(nx::scalar(nx::float64, 0))) == 0.5);
+  CHECK(nx::item(nx::sigmoid(nx::scalar(nx::float64, -1000))) == 0);
+  CHECK(nx::item(nx::sigmoid(nx::scalar(nx::float64, 1000))) == 1);
+  for (double v : {-0.7, 0.3}) {
+    Tensor s = nx::scalar(nx::float64, v);
+    CHECK(nx::item(nx::sin(s)) == Approx(std::sin(v)));
+    CHECK(nx::item(nx::cos(s)) == Approx(std::cos(v)));
+    CHECK(nx::item(nx::tan(s)) == Approx(std::tan(v)));
+    CHECK(nx::item(nx::tanh(s)) == Approx(std::tanh(v)));
+    CHECK(nx::item(nx::sinh(s)) == Approx(std::sinh(v)));
+    CHECK(nx::item(nx::cosh(s)) == Approx(std::cosh(v)));
+    CHECK(nx::item(nx::asin(s)) == Approx(std::asin(v)));
+    CHECK(nx::item(nx::acos(s)) == Approx(std::acos(v)));
+    CHECK(nx::item(nx::atan(s)) == Approx(std::atan(v)));
+    CHECK(nx::item(nx::erf(s)) == Approx(std::erf(v)));
+  }
+}
+
+TEST_CASE("predicates and comparisons give bool tensors") {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  Tensor x = f64({4}, {1, inf, nan, -inf});
+  CHECK(text(nx::isnan(x)) == "bool [4] [false, false, true, false]");
+  CHECK(text(nx::isinf(x)) == "bool [4] [false, true, false, true]");
+  CHECK(text(nx::isfinite(x)) == "bool [4] [true, false, false, false]");
+  CHECK(text(nx::isfinite(nx::ones(nx::int32, {1}))) == "bool [1] [true]");
+  Tensor a = f64({3}, {1, 2, 3});
+  CHECK(text(nx::less(a, 2.)) == "bool [3] [true, false, false]");
+  CHECK(text(nx::less_equal(a, 2.)) == "bool [3] [true, true, false]");
+  CHECK(text(nx::greater(a, 2.)) == "bool [3] [false, false, true]");
+  CHECK(text(nx::greater_equal(a, 2.)) == "bool [3] [false, true, true]");
+  CHECK(text(nx::equal(a, 2.)) == "bool [3] [false, true, false]");
+  CHECK(text(nx::not_equal(a, 2.)) == "bool [3] [true, false, true]");
+  Tensor p = nx::create(nx::bool_, {4}, {0, 0, 1, 1}), q = nx::create(nx::bool_, {4}, {0, 1, 0, 1});
+  CHECK(text(nx::logical_and(p, q)) == "bool [4] [false, false, false, true]");
+  CHECK(text(nx::logical_or(p, q)) == "bool [4] [false, true, true, true]");
+  CHECK(text(nx::logical_xor(p, q)) == "bool [4] [false, true, true, false]");
+  CHECK(text(nx::logical_not(p)) == "bool [4] [true, true, false, false]");
+}
+
+TEST_CASE("maximum and minimum propagate NaN") {
+  const double nan = std::nan("");
+  CHECK(std::isnan(nx::item(nx::maximum(nx::scalar(nx::float64, nan), 1.))));
+  CHECK(std::isnan(nx::item(nx::maximum(1., nx::scalar(nx::float64, nan)))));
+  CHECK(std::isnan(nx::item(nx::minimum(nx::scalar(nx::float32, nan), 1.))));
+}
+
+TEST_CASE("where selects with broadcasting; clamp bounds") {
+  Tensor c = nx::create(nx::bool_, {3}, {1, 0, 1});
+  CHECK(values(nx::where(c, f64({3}, {1, 2, 3}), 0.)) == std::vector<double>{1, 0, 3});
+  CHECK(values(nx::where(c, -1., f64({1}, {9}))) == std::vector<double>{-1, 9, -1});
+  CHECK_THROWS_WITH(nx::where(f64({3}, {1, 0, 1}), f64({3}, {1, 2, 3}), 0.),
+                    "nx::where: the condition must be a bool tensor, got float64 [3]");
+  CHECK(values(nx::clamp(f64({3}, {-5, 0.5, 5}), 0., 1.)) == std::vector<double>{0, 0.5, 1});
+}
+
+TEST_CASE("cast converts between every pair of dtypes") {
+  Tensor x = f64({4}, {-1.5, 0, 2.7, 300});
+  CHECK(text(nx::cast(x, nx::int32)) == "int32 [4] [-1, 0, 2, 300]");
+  CHECK(text(nx::cast(x, nx::uint8)) == "uint8 [4] [0, 0, 2, 255]");  // saturating
+  CHECK(text(nx::cast(x, nx::bool_)) == "bool [4] [true, false, true, true]");
+  CHECK(text(nx::cast(nx::scalar(nx::float64, std::nan("")), nx::int64)) == "int64 [] 0");
+  CHECK(text(nx::cast(x, nx::float16)) == "float16 [4] [-1.5, 0, 2.7, 300]");
+  CHECK(text(nx::cast(nx::cast(x, nx::complex64), nx::float64)) == "float64 [4] [-1.5, 0, 2.700000047683716, 300]");
+  for (int from = 0; from < nx::dtype_count; ++from)
+    for (int to = 0; to < nx::dtype_count; ++to) {
+      Tensor v = nx::cast(nx::create(nx::DType(from), {2}, {1, 0}), nx::DType(to));
+      CHECK(v.dtype() == nx::DType(to));
+      CHECK(values(v) == std::vector<double>{1, 0});
+    }
+}
+
+TEST_CASE("integer arithmetic wraps and never traps") {
+  const double min32 = std::numeric_limits<std::int32_t>::min();
+  Tensor m = nx::create(nx::int32, {1}, {min32});
+  CHECK(values(m - 1.) == std::vector<double>{2147483647});
+  CHECK(values(nx::div(m, -1.)) == std::vector<double>{min32});
+  CHECK(values(nx::mod(m, -1.)) == std::vector<double>{0});
+  CHECK(values(nx::div(nx::create(nx::int32, {3}, {7, -7, 7}), nx::create(nx::int32, {3}, {2, 2, 0}))) ==
+        std::vector<double>{3, -3, 0});
+  CHECK(values(nx::mod(nx::create(nx::int64, {3}, {7, -7, 7}), nx::create(nx::int64, {3}, {3, 3, 0}))) ==
+        std::vector<double>{1, -1, 0});
+  CHECK(values(nx::pow(nx::create(nx::int32, {4}, {2, -1, 1, 3}), nx::create(nx::int32, {4}, {10, -3, -5, -1}))) ==
+        std::vector<double>{1024, -1, 1, 0});
+  CHECK(values(nx::abs(nx::create(nx::int8, {2}, {-128, -3}))) == std::vector<double>{-128, 3});
+  CHECK(values(nx::neg(nx::create(nx::uint8, {1}, {1}))) == std::vector<double>{255});
+}
+
+TEST_CASE("float16 and bfloat16 compute in float and round") {
+  Tensor h = nx::create(nx::float16, {2}, {1, 2048});
+  CHECK(text(h + 1.) == "float16 [2] [2, 2048]");  // 2049 is not a float16
+  CHECK(text(nx::create(nx::bfloat16, {1}, {256}) + 1.) == "bfloat16 [1] [256]");
+  CHECK(text(nx::sqrt(nx::create(nx::float16, {1}, {2}))) == "float16 [1] [1.414]");
+}
+
+TEST_CASE("complex arithmetic") {
+  std::vector<std::complex<double>> z{{1, 1}, {0, 2}};
+  Tensor t = nx::create(nx::complex128, {2}, z);
+  CHECK(text(t * t) == "complex128 [2] [0+2j, -4+0j]");
+  CHECK(text(nx::abs(nx::create(nx::complex64, {1}, std::vector<std::complex<float>>{{3, 4}}))) == "float32 [1] [5]");
+  CHECK(nx::to_vector<std::complex<double>>(nx::exp(nx::create(nx::complex128, {1}, {0})))[0] ==
+        std::complex<double>(1, 0));
+}
+
+TEST_CASE("large operands split over threads give the same bits as small ones") {
+  const std::int64_t n = 1 << 20;
+  Tensor x = nx::linspace(nx::float32, -3, 3, n);
+  Tensor y = nx::tanh(x * 2. + 1.) * x - nx::exp(-x * x);
+  std::vector<float> big = nx::to_vector<float>(y);
+  for (std::int64_t i : {std::int64_t(0), std::int64_t(12345), n / 2 + 7, n - 1}) {
+    Tensor xi = nx::slice(x, {i}, {i + 1});
+    float one = nx::to_vector<float>(nx::tanh(xi * 2. + 1.) * xi - nx::exp(-xi * xi))[0];
+    CHECK(std::memcmp(&one, &big[std::size_t(i)], sizeof one) == 0);
+  }
+}

@@ -1,0 +1,87 @@
+// Walks the primitive table: every primitive has its rules, a kernel for
+// every dtype it accepts, and runs on each of them with the result type its
+// row states.
+#include "helpers.hpp"
+#include "ops/kernels/kernels.hpp"
+#include "ops/primitive.hpp"
+
+#include <set>
+
+using nx::Tensor;
+using namespace nx::ops;
+
+namespace {
+nx::DType result_dtype_for_test(Prim p, nx::DType d) {
+  switch (info(p).result) {
+    case ResultDType::Bool: return nx::bool_;
+    case ResultDType::Real: return d == nx::complex64 ? nx::float32 : d == nx::complex128 ? nx::float64 : d;
+    default: return d;
+  }
+}
+}  // namespace
+
+TEST_CASE("every primitive has a unique name, an nx:: api and its rules") {
+  std::set<std::string_view> names;
+  for (int i = 0; i < prim_count; ++i) {
+    const PrimInfo& I = info(Prim(i));
+    INFO(I.name);
+    CHECK(names.insert(I.name).second);
+    CHECK(I.api.starts_with("nx::"));
+    CHECK(I.accepts != 0);
+    CHECK(rules(Prim(i)).type != nullptr);
+    CHECK(rules(Prim(i)).eager != nullptr);
+  }
+}
+
+TEST_CASE("the kernel table has a loop for every accepted dtype") {
+  const auto& K = kernels::table();
+  INFO("arch " << K.arch);
+  for (int i = 0; i < prim_count; ++i)
+    for (int d = 0; d < nx::dtype_count; ++d) {
+      const PrimInfo& I = info(Prim(i));
+      if (!(I.accepts & dtype_class(nx::DType(d)))) continue;
+      INFO(I.name << " " << nx::name(nx::DType(d)));
+      if (I.family == Family::unary) CHECK(K.unary[i][d] != nullptr);
+      if (I.family == Family::binary) CHECK(K.binary[i][d] != nullptr);
+      if (I.family == Family::reduce) CHECK(K.reduce[i][d] != nullptr);
+      if (I.family == Family::arg) CHECK(K.arg[i][d] != nullptr);
+      if (I.family == Family::select) CHECK(K.select[d] != nullptr);
+      for (int to = 0; to < nx::dtype_count; ++to) CHECK(K.convert[d][to] != nullptr);
+    }
+}
+
+TEST_CASE("elementwise primitives run on every dtype they accept, and refuse the others") {
+  for (int i = 0; i < prim_count; ++i) {
+    const PrimInfo& I = info(Prim(i));
+    if (I.family != Family::unary && I.family != Family::binary) continue;
+    for (int d = 0; d < nx::dtype_count; ++d) {
+      const nx::DType dt = nx::DType(d);
+      INFO(I.name << " " << nx::name(dt));
+      Tensor a = nx::create(dt, {2, 1}, {1, 0}), b = nx::create(dt, {3}, {1, 2, 1});
+      auto apply = [&] { return I.family == Family::unary ? bind(Prim(i), {a}) : bind(Prim(i), {a, b}); };
+      if (I.accepts & dtype_class(dt)) {
+        Tensor r = apply();
+        CHECK(r.shape() == (I.family == Family::unary ? nx::Shape{2, 1} : nx::Shape{2, 3}));
+        CHECK(r.dtype() == result_dtype_for_test(Prim(i), dt));
+      } else {
+        CHECK_THROWS_WITH(apply(), StartsWith(std::string(I.api) + ": "));
+      }
+    }
+  }
+}
+
+TEST_CASE("reductions run on every dtype they accept") {
+  for (int i = 0; i < prim_count; ++i) {
+    const PrimInfo& I = info(Prim(i));
+    if (I.family != Family::reduce) continue;
+    for (int d = 0; d < nx::dtype_count; ++d) {
+      const nx::DType dt = nx::DType(d);
+      if (!(I.accepts & dtype_class(dt))) continue;
+      INFO(I.name << " " << nx::name(dt));
+      Params p;
+      p.axes = {1};
+      Tensor r = bind(Prim(i), {nx::create(dt, {2, 3}, {1, 1, 1, 0, 1, 1})}, p);
+      CHECK(r.shape() == nx::Shape{2});
+    }
+  }
+}

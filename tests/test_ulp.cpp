@@ -1,0 +1,119 @@
+// The accuracy of the transcendental functions: the largest error in ulps of
+// each function against a more precise reference (long double for float64,
+// double for float32) over sweeps of ordinary and extreme inputs. The bounds
+// asserted here are the table of docs/accuracy.md.
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <random>
+
+#include "helpers.hpp"
+
+using nx::Tensor;
+
+namespace {
+
+template <class T> double ulps(T got, long double want) {
+  if (std::isnan(want)) return std::isnan(got) ? 0 : INFINITY;
+  T rounded = T(want);  // may overflow to inf, as the exact result does in T
+  if (std::isinf(rounded) || std::isinf(got)) return got == rounded ? 0 : INFINITY;
+  T step = std::nextafter(std::fabs(rounded), T(INFINITY)) - std::fabs(rounded);
+  if (std::isinf(step)) step = std::fabs(rounded) - std::nextafter(std::fabs(rounded), T(0));
+  return double(std::fabs((long double)got - want) / (long double)step);
+}
+
+struct Case {
+  const char* name;
+  std::function<Tensor(const Tensor&)> f;
+  std::function<long double(long double)> reference;
+  double lo, hi;  // the ordinary sweep
+  double bound;   // ulps
+};
+
+// Inputs: an even sweep and a log-spaced one over [lo, hi], random points,
+// and the extremes (zeros, tiny and huge values, subnormals, inf, nan).
+template <class T> std::vector<T> inputs(double lo, double hi) {
+  std::vector<T> v;
+  const int n = 20000;
+  for (int i = 0; i <= n; ++i) v.push_back(T(lo + (hi - lo) * i / n));
+  std::mt19937_64 rng(42);
+  std::uniform_real_distribution<double> u(lo, hi);
+  for (int i = 0; i < n; ++i) v.push_back(T(u(rng)));
+  for (double mag = 1e-30; mag < std::max(std::fabs(lo), std::fabs(hi)); mag *= 1.37) {
+    if (mag >= lo && mag <= hi) v.push_back(T(mag));
+    if (-mag >= lo && -mag <= hi) v.push_back(T(-mag));
+  }
+  for (T x : {T(0), T(-0.), std::numeric_limits<T>::denorm_min(), std::numeric_limits<T>::min(),
+              std::numeric_limits<T>::infinity(), -std::numeric_limits<T>::infinity(), T(NAN)})
+    v.push_back(x);
+  return v;
+}
+
+template <class T> double worst(const Case& c) {
+  std::vector<T> x = inputs<T>(c.lo, c.hi);
+  Tensor t = nx::create(std::is_same_v<T, float> ? nx::float32 : nx::float64, {std::int64_t(x.size())},
+                        std::span<const T>(x));
+  std::vector<T> y = nx::to_vector<T>(c.f(t));
+  double most = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    long double want = c.reference((long double)x[i]);
+    if constexpr (std::is_same_v<T, float>) want = (long double)(double)want;
+    double e = ulps<T>(y[i], want);
+    if (e > most) {
+      most = e;
+      if (e > c.bound) std::printf("  %s(%.17g) = %.17g, want %.20Lg\n", c.name, double(x[i]), double(y[i]), want);
+    }
+  }
+  return most;
+}
+
+std::vector<Case> cases() {
+  return {
+      {"exp", nx::exp, [](long double x) { return expl(x); }, -745, 709, 2},
+      {"exp2", nx::exp2, [](long double x) { return exp2l(x); }, -1074, 1023, 4},
+      {"expm1", nx::expm1, [](long double x) { return expm1l(x); }, -50, 709, 4},
+      {"log", nx::log, [](long double x) { return logl(x); }, 0, 1e300, 1},
+      {"log2", nx::log2, [](long double x) { return log2l(x); }, 0, 1e300, 4},
+      {"log1p", nx::log1p, [](long double x) { return log1pl(x); }, -1, 1e300, 4},
+      {"sqrt", nx::sqrt, [](long double x) { return sqrtl(x); }, 0, 1e300, 1},
+      {"sin", nx::sin, [](long double x) { return sinl(x); }, -1e5, 1e5, 2},
+      {"cos", nx::cos, [](long double x) { return cosl(x); }, -1e5, 1e5, 2},
+      {"sin", nx::sin, [](long double x) { return sinl(x); }, -1e30, 1e30, 2},
+      {"cos", nx::cos, [](long double x) { return cosl(x); }, -1e30, 1e30, 2},
+      {"tan", nx::tan, [](long double x) { return tanl(x); }, -1e30, 1e30, 4},
+      {"tan", nx::tan, [](long double x) { return tanl(x); }, -1e4, 1e4, 4},
+      {"tanh", nx::tanh, [](long double x) { return tanhl(x); }, -30, 30, 4},
+      {"sinh", nx::sinh, [](long double x) { return sinhl(x); }, -710, 710, 4},
+      {"cosh", nx::cosh, [](long double x) { return coshl(x); }, -710, 710, 4},
+      {"asin", nx::asin, [](long double x) { return asinl(x); }, -1, 1, 4},
+      {"acos", nx::acos, [](long double x) { return acosl(x); }, -1, 1, 4},
+      {"atan", nx::atan, [](long double x) { return atanl(x); }, -1e10, 1e10, 4},
+      {"erf", nx::erf, [](long double x) { return erfl(x); }, -6, 6, 4},
+  };
+}
+
+}  // namespace
+
+TEST_CASE("float64 transcendentals are within their documented ulps") {
+  for (const Case& c : cases()) {
+    double e = worst<double>(c);
+    std::printf("float64 %-6s max %.2f ulp (bound %g)\n", c.name, e, c.bound);
+    INFO(c.name);
+    CHECK(e <= c.bound);
+  }
+}
+
+TEST_CASE("float32 transcendentals are within their documented ulps") {
+  for (Case c : cases()) {
+    if (c.hi > 1e30) c.hi = 1e30;  // float's range
+    if (c.lo < -1e30) c.lo = -1e30;
+    if (std::string(c.name).starts_with("exp") || c.name == std::string("sinh") || c.name == std::string("cosh")) {
+      c.lo = std::max(c.lo, -104.), c.hi = std::min(c.hi, 89.);
+      if (c.name == std::string("exp2")) c.lo = -149, c.hi = 127;
+    }
+    double e = worst<float>(c);
+    std::printf("float32 %-6s max %.2f ulp (bound %g)\n", c.name, e, c.bound);
+    INFO(c.name);
+    CHECK(e <= c.bound);
+  }
+}
