@@ -5,6 +5,7 @@ Input lines (rune's programs and the peers' share the format):
   # ...            checks, versions, skips; "# --- LABEL" names the program that follows
 """
 import argparse
+import os
 import datetime
 import re
 import shutil
@@ -140,7 +141,12 @@ def main():
     w("**Reproduce:** `make bench` (which runs `bash bench/run.sh build`). "
       f"This file came from: `{a.invocation}`.")
     w("")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    head = sh(f"git -C '{root}' rev-parse --short HEAD 2>/dev/null")
+    dirty = sh(f"git -C '{root}' status --porcelain 2>/dev/null | wc -l")
     w(f"- Date: {now}")
+    w(f"- Tree: {('commit ' + head) if head else 'no commit yet'}"
+      f"{f', {dirty} uncommitted path(s)' if dirty not in ('', '0') else ''} (the library as built in `{a.build}`)")
     w(f"- Machine: `{model}`, nproc = {nproc}, {mem} GiB RAM, L3 {l3}; kernel {kernel}")
     w(f"- Compiler: {cxx}; rune built by meson (buildtype release: -O3, `-ffp-contract=off`, "
       "no `-march=native`; the AVX2 kernels are picked at run time)")

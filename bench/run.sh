@@ -9,7 +9,8 @@
 # repository, or $RUNE_PEERS) are built into BUILD_DIR/peers; a peer whose
 # folder, compiler, library or Python module is missing is skipped with a note.
 # Environment: RUNE_PEERS (peers folder), BENCH_JOBS (ninja -j, default 1),
-# PYTHON (default /usr/bin/python3), BENCH_RESULTS (output, default bench/RESULTS.md).
+# PYTHON (default /usr/bin/python3), BENCH_RESULTS (output, default bench/RESULTS.md),
+# BENCH_WAIT_IDLE (seconds to wait for other processes to finish before each workload, default 60).
 # Takes about 2-3 minutes (the libtorch peer needs ~30 s to compile, once).
 set -u
 set -o pipefail
@@ -42,7 +43,8 @@ log() { echo "$*" | tee -a "$raw"; }
 skip() { log "# SKIP: $*"; }
 # CPU time (clock ticks) used by the whole machine, and by this shell's finished children.
 busy_ticks() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8; exit}' /proc/stat 2>/dev/null || echo 0; }
-child_ticks() { sed 's/.*) //' "/proc/$BASHPID/stat" 2>/dev/null | awk '{print $14 + $15}' || echo 0; }
+# (pass $BASHPID: inside $(...) it would name the substitution's own subshell)
+child_ticks() { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | awk '{print $14 + $15}' || echo 0; }
 # run LABEL TIMEOUT CMD...: runs a benchmark program, its output into the raw log, then a
 # "# cpu:" line: wall time, CPU used by the program, CPU used by everything else meanwhile
 # (other processes on this 2-core machine disturb the measurements).
@@ -51,14 +53,32 @@ run() {
   shift 2
   echo ">> $label" >&2
   echo "# --- $label" >> "$raw"
-  local t0 b0 c0 t1 b1 c1
-  t0=$(date +%s.%N); b0=$(busy_ticks); c0=$(child_ticks)
+  local t0 b0 c0 t1 b1 c1 me=$BASHPID
+  t0=$(date +%s.%N); b0=$(busy_ticks); c0=$(child_ticks "$me")
   timeout "$limit" "$@" 2>&1 | tee -a "$raw"
   local rc=${PIPESTATUS[0]}
-  t1=$(date +%s.%N); b1=$(busy_ticks); c1=$(child_ticks)
+  t1=$(date +%s.%N); b1=$(busy_ticks); c1=$(child_ticks "$me")
   awk -v l="$label" -v t0="$t0" -v t1="$t1" -v b="$((b1 - b0))" -v c="$((c1 - c0))" -v hz="$(getconf CLK_TCK)" \
     'BEGIN { o = (b - c) / hz; if (o < 0) o = 0; printf "# cpu: %s: wall %.1f s, program %.1f s, others %.1f s\n", l, t1 - t0, c / hz, o }' >> "$raw"
   if [ "$rc" -ne 0 ]; then log "# FAILED: $label exited with status $rc"; fi
+  return 0
+}
+
+# Other processes on a 2-core machine spoil the numbers: wait (up to BENCH_WAIT_IDLE
+# seconds, default 60) until less than a fifth of a core is busy over 2 s.
+wait_idle() {
+  local limit=${BENCH_WAIT_IDLE:-60} waited=0 b0 b1
+  while :; do
+    b0=$(busy_ticks); sleep 2; b1=$(busy_ticks)
+    if [ $((b1 - b0)) -le $(( $(getconf CLK_TCK) * 2 / 5 )) ]; then break; fi
+    if [ "$waited" -ge "$limit" ]; then
+      log "# machine still busy after waiting ${waited} s (other processes); measuring anyway"
+      return
+    fi
+    [ "$waited" = 0 ] && echo ">> waiting for the machine to go idle (up to ${limit} s)" >&2
+    waited=$((waited + 2))
+  done
+  [ "$waited" -gt 0 ] && log "# waited ${waited} s for the machine to go idle"
   return 0
 }
 
@@ -135,6 +155,7 @@ pyrun() {
 }
 
 # ---- W1
+wait_idle
 log "# ==== W1"
 run "rune W1" 120 "$build/bench/bench_w1"
 peer_ok w1_floor && run "w1_floor" 120 "$pbuild/w1_floor"
@@ -146,6 +167,7 @@ if [ "$have_peers" = 1 ]; then
 fi
 
 # ---- W3
+wait_idle
 log "# ==== W3"
 run "rune W3" 180 "$build/bench/bench_w3"
 peer_ok w3_floor && run "w3_floor" 180 "$pbuild/w3_floor"

@@ -4,18 +4,24 @@
 //
 // Each timed sample runs RUNS_PER_SAMPLE chains of 1000 ops from a fresh
 // handle to the same starting tensor; ns/op = sample time / ops per sample.
+//
+// `bench_w1 --profile [SECONDS]` only runs the workload's loop (default 3 s),
+// for a profiler: perf record -g bench/bench_w1 --profile
 #include <rune/nx.hpp>
 
 #include <tbb/info.h>
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "bench.hpp"
 
 using bench::fmtd;
 
-int main() {
+int main(int argc, char** argv) {
   const int N_OPS = 1000;
   const int RUNS_PER_SAMPLE = 20;  // 2e4 ops per timed sample
   const double OPS = double(N_OPS) * RUNS_PER_SAMPLE;
@@ -39,6 +45,19 @@ int main() {
                 v.size() > 0 ? v[0] : -1., v.size() > 1 ? v[1] : -1., v.size() > 2 ? v[2] : -1.,
                 v.size() > 3 ? v[3] : -1., ok ? "ok" : "WRONG");
     if (!ok) return 1;
+  }
+
+  if (argc > 1 && std::strcmp(argv[1], "--profile") == 0) {
+    const double seconds = argc > 2 ? std::atof(argv[2]) : 3.0;
+    const auto t0 = std::chrono::steady_clock::now();
+    long chains = 0;
+    while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < seconds) {
+      nx::Tensor x = chain();
+      bench::keep(x);
+      ++chains;
+    }
+    std::printf("# W1 rune --profile: %ld chains of %d ops in %.1f s\n", chains, N_OPS, seconds);
+    return 0;
   }
 
   double sink = 0;

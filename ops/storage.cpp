@@ -78,15 +78,27 @@ void pool_release(void* p, std::size_t granted) {
   }
 }
 
-// Handles (TensorImpl) are small fixed-size objects: a free list per thread.
-struct HandleCache {
+// Handles (TensorImpl) and storage headers are small fixed-size objects:
+// a free list per thread and per type.
+template <class T> struct ObjectCache {
   std::vector<void*> free;
-  ~HandleCache() {
+  ~ObjectCache() {
     caches_gone = true;
     for (void* p : free) ::operator delete(p);
   }
+  void* take() {
+    if (caches_gone || free.empty()) return ::operator new(sizeof(T));
+    void* p = free.back();
+    free.pop_back();
+    return p;
+  }
+  void give(void* p) {
+    if (!caches_gone && free.size() < 4096) free.push_back(p);
+    else ::operator delete(p);
+  }
 };
-thread_local HandleCache handles;
+thread_local ObjectCache<TensorImpl> handles;
+thread_local ObjectCache<Storage> headers;
 
 }  // namespace
 
@@ -100,19 +112,10 @@ Storage::~Storage() { pool_release(data, bytes); }
 
 Tracer::~Tracer() = default;
 
-void* TensorImpl::operator new(std::size_t bytes) {
-  if (bytes == sizeof(TensorImpl) && !caches_gone && !handles.free.empty()) {
-    void* p = handles.free.back();
-    handles.free.pop_back();
-    return p;
-  }
-  return ::operator new(bytes);
-}
-
-void TensorImpl::operator delete(void* p) {
-  if (!caches_gone && handles.free.size() < 4096) handles.free.push_back(p);
-  else ::operator delete(p);
-}
+void* TensorImpl::operator new(std::size_t) { return handles.take(); }
+void TensorImpl::operator delete(void* p) { handles.give(p); }
+void* Storage::operator new(std::size_t) { return headers.take(); }
+void Storage::operator delete(void* p) { headers.give(p); }
 
 template <class T> static void add_ref(const T* p) { p->refs.fetch_add(1, std::memory_order_relaxed); }
 template <class T> static void release(const T* p) {

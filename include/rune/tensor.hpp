@@ -28,7 +28,7 @@ struct RefCounted {
 };
 
 // A 64-byte aligned buffer from the pooled allocator (ops/storage.cpp).
-struct Storage : RefCounted {
+struct Storage final : RefCounted {
   void* data = nullptr;
   std::size_t bytes = 0;
   // Set when the buffer was given up to a compiled call (nx::donate):
@@ -37,6 +37,8 @@ struct Storage : RefCounted {
 
   static boost::intrusive_ptr<Storage> allocate(std::size_t bytes);
   ~Storage();
+  static void* operator new(std::size_t bytes);
+  static void operator delete(void* p);
 };
 void intrusive_ptr_add_ref(const Storage* s);
 void intrusive_ptr_release(const Storage* s);
@@ -57,7 +59,7 @@ void intrusive_ptr_release(const Tracer* t);
 
 using Strides = boost::container::small_vector<std::int64_t, 4>;
 
-struct TensorImpl : RefCounted {
+struct TensorImpl final : RefCounted {
   DType dtype = DType::float32;
   Placement placement = Placement::host();
   Shape shape;

@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Checks a documentation page: every ```cpp block is a complete program that
+is compiled against the library and run; when an ```output block follows it,
+the program's standard output must equal that block exactly.
+
+    run_doc.py PAGE.md WORKDIR INCLUDE_DIR LIBRUNE CXX...
+"""
+import os
+import re
+import subprocess
+import sys
+
+FENCE = re.compile(r"^```(\w*)\s*$")
+
+
+def blocks(text):
+    """Yields (language, body, line) for each fenced block of the page."""
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        m = FENCE.match(lines[i])
+        if m and m.group(1):
+            start = i
+            body = []
+            i += 1
+            while i < len(lines) and lines[i].strip() != "```":
+                body.append(lines[i])
+                i += 1
+            yield m.group(1), "\n".join(body) + "\n", start + 1
+        i += 1
+
+
+def main():
+    page, workdir, include, library, *cxx = sys.argv[1:]
+    os.makedirs(workdir, exist_ok=True)
+    found = list(blocks(open(page).read()))
+    failures = 0
+    for k, (lang, body, line) in enumerate(found):
+        if lang != "cpp":
+            continue
+        expected = found[k + 1][1] if k + 1 < len(found) and found[k + 1][0] == "output" else None
+        stem = os.path.join(workdir, "%s_%d" % (os.path.basename(page)[:-3], line))
+        with open(stem + ".cpp", "w") as f:
+            f.write(body)
+        build = subprocess.run(cxx + ["-std=c++20", "-O1", "-I" + include, stem + ".cpp", library,
+                                      "-ltbb", "-lopenblas", "-pthread", "-o", stem],
+                               capture_output=True, text=True)
+        if build.returncode != 0:
+            print("%s:%d: the program does not compile:\n%s" % (page, line, build.stderr))
+            failures += 1
+            continue
+        run = subprocess.run([stem], capture_output=True, text=True)
+        if run.returncode != 0:
+            print("%s:%d: the program exited with %d:\n%s" % (page, line, run.returncode, run.stderr))
+            failures += 1
+        elif expected is not None and run.stdout != expected:
+            print("%s:%d: the output differs.\n--- printed\n%s--- documented\n%s" % (page, line, run.stdout, expected))
+            failures += 1
+    print("%s: %d program(s) checked, %d failed" % (page, sum(1 for b in found if b[0] == "cpp"), failures))
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
