@@ -41,6 +41,39 @@ Stats measure(F&& fn, int reps = 11, int warmup = 2) {
   return {med, ts.front(), ts.back(), int(ts.size())};
 }
 
+// Times several functions in rounds: each round runs, for f0 then f1 then ...,
+// `warmup` untimed calls and `reps` timed calls back to back (so each one is
+// measured in its own steady state, as a lone measure() would), and the rounds
+// spread a slow drift of the machine (another process, clock) over all of them
+// alike. Stats per function over rounds * reps samples, in order.
+template <class... F>
+std::vector<Stats> measure_rounds(int rounds, int reps, int warmup, F&&... fns) {
+  constexpr std::size_t k = sizeof...(F);
+  std::vector<std::vector<double>> ts(k);
+  for (int r = 0; r < rounds; ++r) {
+    std::size_t j = 0;
+    auto block = [&](auto& fn) {
+      for (int i = 0; i < warmup; ++i) fn();
+      for (int i = 0; i < reps; ++i) {
+        auto t0 = std::chrono::steady_clock::now();
+        fn();
+        auto t1 = std::chrono::steady_clock::now();
+        ts[j].push_back(std::chrono::duration<double>(t1 - t0).count());
+      }
+      ++j;
+    };
+    (block(fns), ...);
+  }
+  std::vector<Stats> out;
+  for (auto& t : ts) {
+    std::sort(t.begin(), t.end());
+    std::size_t m = t.size() / 2;
+    double med = (t.size() % 2) ? t[m] : 0.5 * (t[m - 1] + t[m]);
+    out.push_back({med, t.front(), t.back(), int(t.size())});
+  }
+  return out;
+}
+
 inline std::string fmt_t(double sec) {
   char buf[64];
   if (sec >= 1.0) std::snprintf(buf, sizeof buf, "%.3f s", sec);

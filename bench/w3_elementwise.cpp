@@ -85,9 +85,6 @@ static void run(int threads, const nx::Tensor& x, const nx::Tensor& ones, const 
                 bad ? "WRONG" : "ok");
     failures += bad != 0;
   }
-  bench::Stats add = bench::measure([&] { nx::Tensor c = x + ones; bench::keep(c); }, 21, 3);
-  bench::report("W3add", "rune nx a + b" + thr, add, per_call(add) + gbs(add, 12, "(12 B/elem)"),
-                tnote + "; float32[1e7] + float32[1e7]; new result per call");
 
   // (b) the unfused expression: 8 ops, 7 temporaries and the result per call.
   auto expr = [&] { return nx::tanh(x * 2.0 + 1.0) * x - nx::exp(-x * x); };
@@ -119,14 +116,21 @@ static void run(int threads, const nx::Tensor& x, const nx::Tensor& ones, const 
   });
   const std::string cnote = "g++ (project flags: -O3, no -march=native); " + std::to_string(threads) +
                             " thr; output preallocated";
-  bench::Stats cp = bench::measure([&] { split(threads, [&](long lo, long hi) { copy_memcpy(a, b, lo, hi); }); }, 21, 3);
-  bench::report("W3add", "C++ STREAM copy b = a" + thr, cp, per_call(cp) + gbs(cp, 8, "(8 B/elem)"),
+  // rune's add and the loops: 3 rounds of (2 warm-up + 7 timed calls of each, back to back).
+  auto st = bench::measure_rounds(
+      3, 7, 2, [&] { nx::Tensor r = x + ones; bench::keep(r); },
+      [&] { split(threads, [&](long lo, long hi) { copy_memcpy(a, b, lo, hi); }); },
+      [&] { split(threads, [&](long lo, long hi) { copy_stores(a, b, lo, hi); }); },
+      [&] { split(threads, [&](long lo, long hi) { add_loop(a, c, b, lo, hi); }); });
+  const std::string inter = "; 3 rounds of 7 back-to-back calls, alternating with the 3 C++ loops below";
+  bench::report("W3add", "rune nx a + b" + thr, st[0], per_call(st[0]) + gbs(st[0], 12, "(12 B/elem)"),
+                tnote + "; float32[1e7] + float32[1e7]; new result per call" + inter);
+  bench::report("W3add", "C++ STREAM copy b = a" + thr, st[1], per_call(st[1]) + gbs(st[1], 8, "(8 B/elem)"),
                 cnote + "; GCC emits memcpy (as the peers' w3_floor)");
-  bench::Stats cs = bench::measure([&] { split(threads, [&](long lo, long hi) { copy_stores(a, b, lo, hi); }); }, 21, 3);
-  bench::report("W3add", "C++ copy loop b = a, plain vector stores" + thr, cs, per_call(cs) + gbs(cs, 8, "(8 B/elem)"),
-                cnote + "; no memcpy (no-tree-loop-distribute-patterns)");
-  bench::Stats ad = bench::measure([&] { split(threads, [&](long lo, long hi) { add_loop(a, c, b, lo, hi); }); }, 21, 3);
-  bench::report("W3add", "C++ STREAM add c = a + b" + thr, ad, per_call(ad) + gbs(ad, 12, "(12 B/elem)"), cnote);
+  bench::report("W3add", "C++ copy loop b = a, plain vector stores" + thr, st[2],
+                per_call(st[2]) + gbs(st[2], 8, "(8 B/elem)"), cnote + "; no memcpy (no-tree-loop-distribute-patterns)");
+  bench::report("W3add", "C++ STREAM add c = a + b" + thr, st[3], per_call(st[3]) + gbs(st[3], 12, "(12 B/elem)"),
+                cnote);
   long bad = 0;
   for (long i = 0; i < N; ++i) bad += b[i] != a[i] + 1.0f;
   failures += bad != 0;

@@ -2,6 +2,7 @@
 #include "ops/primitive.hpp"
 
 #include "ops/concrete.hpp"
+#include "ops/trace.hpp"
 #include "ops/type_checks.hpp"
 
 namespace nx::ops {
@@ -29,10 +30,14 @@ Tensor bind(Prim p, std::span<const Tensor> operands, const Params& params) {
   check_defined(api, operands);
   const Rules& r = rules(p);
   TensorType type = r.type(p, operands, params);
-  // With no trace to process it, the primitive runs eagerly on elements;
-  // a donated operand cannot be read (elements_of throws naming the api).
+  bool traced = trace_depth() > 0;
+  for (const Tensor& t : operands) traced = traced || t.impl()->tracer;
+  if (traced)
+    if (Trace* trace = find_trace(operands, api)) return trace->process(p, operands, params, type);
+  // No trace processes it: the primitive runs eagerly on elements; a donated
+  // operand cannot be read (elements_of throws naming the api).
   for (const Tensor& t : operands)
-    if (t.impl()->storage && t.impl()->storage->donated.load(std::memory_order_relaxed)) (void)elements_of(t, api);
+    if (t.impl()->storage->donated.load(std::memory_order_relaxed)) (void)elements_of(t, api);
   return r.eager(p, operands, params, type);
 }
 

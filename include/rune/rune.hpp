@@ -2,4 +2,6 @@
 #pragma once
 
 #include "rune/nx.hpp"
+#include "rune/program.hpp"
+#include "rune/scan.hpp"
 #include "rune/tree.hpp"

@@ -47,6 +47,12 @@ struct TensorImpl;
 
 // The value of a trace (a transformation in progress); see ir/ and ad/.
 struct Tracer : RefCounted {
+  // The trace that made this value: its position on the thread's stack of
+  // traces (from 1) and its unique id, so a value that outlives its trace is
+  // recognized.
+  int level = 0;
+  std::uint64_t trace_id = 0;
+
   virtual ~Tracer();
   // The value one level down that holds this one's elements (a JVP tracer's
   // primal), or null for a stand-in, whose elements do not exist yet.

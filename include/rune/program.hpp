@@ -1,0 +1,59 @@
+// Programs: functions traced once into equations, printed, parsed, saved,
+// loaded and run without the C++ that traced them.
+#pragma once
+
+#include <filesystem>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "rune/detail/staging.hpp"
+#include "rune/tree.hpp"
+
+namespace rune {
+
+class Program {
+ public:
+  Program() = default;
+  explicit Program(std::shared_ptr<const ir::Program> p) : impl_(std::move(p)) {}
+  const ir::Program& ir() const;
+  const std::shared_ptr<const ir::Program>& shared() const { return impl_; }
+  // Structural equality (constants bit for bit).
+  bool operator==(const Program& other) const;
+
+ private:
+  std::shared_ptr<const ir::Program> impl_;
+};
+
+std::string to_string(const Program& program);
+std::ostream& operator<<(std::ostream& os, const Program& program);
+Program parse_program(std::string_view text);
+Program load_program(const std::filesystem::path& file);
+void save_program(const Program& program, const std::filesystem::path& file);
+// Evaluates the program on concrete arguments (its parameters in order),
+// after checking their count, dtypes and shapes.
+std::vector<nx::Tensor> run(const Program& program, const std::vector<nx::Tensor>& args);
+
+// Traces f over stand-ins of args (any structures; static leaves stay as
+// they are) and returns what it computes as a program whose parameters are
+// the tensor leaves of args in order and whose results are the tensor leaves
+// of f's result. f runs once; nothing is computed.
+template <class F, class... Args>
+Program program(F f, const Args&... args) {
+  detail::Staging staging("rune::program");
+  auto stand_in = [&](const auto& arg) {
+    std::vector<nx::Tensor> params = staging.parameters(leaves(arg));
+    return rebuild(arg, std::span<const nx::Tensor>(params));
+  };
+  // (a braced list evaluates left to right: parameters follow the arguments)
+  std::tuple<decltype(stand_in(args))...> traced{stand_in(args)...};
+  auto result = std::apply(f, traced);
+  std::vector<nx::Tensor> outs = leaves(result);
+  return Program(staging.finish(outs));
+}
+
+}  // namespace rune

@@ -1,0 +1,119 @@
+// The rune entry points over programs: staging for the templates, scan's
+// checks and binding, and Program's text, files and evaluation.
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include "ir/eval.hpp"
+#include "ir/staging.hpp"
+#include "ir/text.hpp"
+#include "ops/concrete.hpp"
+#include "ops/errors.hpp"
+#include "rune/program.hpp"
+#include "rune/scan.hpp"
+
+namespace rune {
+
+namespace detail {
+
+struct Staging::State {
+  ir::StagingTrace trace;
+  std::optional<nx::ops::TraceScope> scope;
+  explicit State(std::string_view entry) : trace(entry) { scope.emplace(trace); }
+};
+
+Staging::Staging(std::string_view entry_point) : state_(std::make_unique<State>(entry_point)) {}
+Staging::~Staging() = default;
+
+std::vector<nx::Tensor> Staging::parameters(std::span<const nx::Tensor> like) {
+  std::vector<nx::Tensor> out;
+  for (const nx::Tensor& t : like) out.push_back(state_->trace.add_param(nx::ops::type_of(t)));
+  return out;
+}
+
+std::vector<nx::Tensor> Staging::row_parameters(std::span<const nx::Tensor> like) {
+  std::vector<nx::Tensor> out;
+  for (const nx::Tensor& t : like) {
+    ir::TensorType row = nx::ops::type_of(t);
+    row.shape.erase(row.shape.begin());
+    out.push_back(state_->trace.add_param(row));
+  }
+  return out;
+}
+
+std::shared_ptr<const ir::Program> Staging::finish(std::span<const nx::Tensor> results) {
+  auto program = state_->trace.finish(results);
+  state_->scope.reset();
+  return program;
+}
+
+const std::vector<nx::Tensor>& Staging::captures() const { return state_->trace.captures(); }
+
+std::int64_t scan_length(const std::vector<nx::Tensor>& xs) {
+  if (xs.empty()) nx::ops::fail("rune::scan", "xs has no leaf");
+  for (const nx::Tensor& t : xs)
+    if (t.ndim() == 0) nx::ops::fail("rune::scan", "an xs leaf is a scalar");
+  for (const nx::Tensor& t : xs)
+    if (t.shape()[0] != xs[0].shape()[0]) nx::ops::fail("rune::scan", "the xs leaves differ in their leading length");
+  if (xs[0].shape()[0] == 0) nx::ops::fail("rune::scan", "xs is empty along the scan axis");
+  return xs[0].shape()[0];
+}
+
+void scan_carry_differs(const std::string& difference) { nx::ops::fail("rune::scan", difference); }
+
+std::vector<nx::Tensor> bind_scan(std::shared_ptr<const ir::Program> step, std::int64_t length, int carry_count,
+                                  int xs_count, std::span<const nx::Tensor> inputs) {
+  ir::Equation eq;
+  eq.kind = ir::OpKind::scan;
+  eq.scan = {length, carry_count, xs_count};
+  eq.programs = {std::move(step)};
+  return ir::bind_construct(eq, inputs, "rune::scan");
+}
+
+}  // namespace detail
+
+const ir::Program& Program::ir() const {
+  if (!impl_) throw std::invalid_argument("rune::Program: the program is empty (it was default-constructed)");
+  return *impl_;
+}
+
+bool Program::operator==(const Program& other) const { return ir::equal(ir(), other.ir()); }
+
+std::string to_string(const Program& program) { return ir::print(program.ir()); }
+
+std::ostream& operator<<(std::ostream& os, const Program& program) { return os << to_string(program); }
+
+Program parse_program(std::string_view text) { return Program(std::make_shared<ir::Program>(ir::parse(text))); }
+
+Program load_program(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) nx::ops::fail("rune::load_program", "cannot read " + file.string());
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_program(text.str());
+}
+
+void save_program(const Program& program, const std::filesystem::path& file) {
+  std::ofstream out(file);
+  if (!out) nx::ops::fail("rune::save_program", "cannot write " + file.string());
+  out << to_string(program);
+  if (!out) nx::ops::fail("rune::save_program", "cannot write " + file.string());
+}
+
+std::vector<nx::Tensor> run(const Program& program, const std::vector<nx::Tensor>& args) {
+  const ir::Program& p = program.ir();
+  if (args.size() != p.params.size())
+    nx::ops::fail("rune::run", "the program takes " + std::to_string(p.params.size()) + " arguments, got " +
+                                   std::to_string(args.size()));
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (!args[i].defined())
+      nx::ops::fail("rune::run", "argument " + std::to_string(i) + " holds no value (it was default-constructed)");
+    const ir::TensorType& want = p.types[std::size_t(p.params[i])];
+    if (nx::ops::type_of(args[i]) != want)
+      nx::ops::fail("rune::run", "argument " + std::to_string(i) + " is " + nx::ops::describe(args[i]) +
+                                     ", the program takes " + nx::ops::to_string(want));
+  }
+  return ir::evaluate(p, args);
+}
+
+}  // namespace rune

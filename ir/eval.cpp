@@ -1,0 +1,73 @@
+#include "ir/eval.hpp"
+
+#include "ir/trace.hpp"
+#include "ops/trace.hpp"
+#include "rune/nx.hpp"
+
+namespace rune::ir {
+
+std::vector<nx::Tensor> bind_construct(const Equation& eq, std::span<const nx::Tensor> inputs, std::string_view api) {
+  bool traced = nx::ops::trace_depth() > 0;
+  for (const nx::Tensor& t : inputs) traced = traced || t.is_traced();
+  if (traced)
+    if (auto* trace = nx::ops::find_trace(inputs, api)) return static_cast<Trace&>(*trace).process_construct(eq, inputs);
+  return eager_construct(eq, inputs);
+}
+
+std::vector<nx::Tensor> evaluate(const Program& program, std::span<const nx::Tensor> args) {
+  std::vector<nx::Tensor> env(program.types.size());
+  for (std::size_t i = 0; i < program.params.size(); ++i) env[std::size_t(program.params[i])] = args[i];
+  std::vector<nx::Tensor> in;
+  for (const Equation& eq : program.equations) {
+    in.clear();
+    for (int v : eq.inputs) in.push_back(env[std::size_t(v)]);
+    switch (eq.kind) {
+      case OpKind::primitive: env[std::size_t(eq.outputs[0])] = nx::ops::bind(eq.prim, in, eq.params); break;
+      case OpKind::constant: env[std::size_t(eq.outputs[0])] = eq.constant; break;
+      default: {
+        std::vector<nx::Tensor> out = bind_construct(eq, in, "rune::scan");
+        for (std::size_t k = 0; k < out.size(); ++k) env[std::size_t(eq.outputs[k])] = out[k];
+      }
+    }
+  }
+  std::vector<nx::Tensor> results;
+  for (int v : program.results) results.push_back(env[std::size_t(v)]);
+  return results;
+}
+
+namespace {
+// Runs the step once per row and stacks the outputs.
+std::vector<nx::Tensor> eager_scan(const Equation& eq, std::span<const nx::Tensor> inputs) {
+  const ScanInfo& s = eq.scan;
+  const Program& step = *eq.programs[0];
+  std::vector<nx::Tensor> args(inputs.begin(), inputs.end());
+  std::vector<std::vector<nx::Tensor>> ys(step.results.size() - std::size_t(s.carry_count));
+  for (std::int64_t row = 0; row < s.length; ++row) {
+    for (int k = 0; k < s.xs_count; ++k)
+      args[std::size_t(s.carry_count + k)] = nx::get(inputs[std::size_t(s.carry_count + k)], row);
+    std::vector<nx::Tensor> out = evaluate(step, args);
+    for (int k = 0; k < s.carry_count; ++k) args[std::size_t(k)] = out[std::size_t(k)];
+    for (std::size_t k = 0; k < ys.size(); ++k) ys[k].push_back(out[std::size_t(s.carry_count) + k]);
+  }
+  std::vector<nx::Tensor> results(args.begin(), args.begin() + s.carry_count);
+  for (std::size_t k = 0; k < ys.size(); ++k) {
+    if (s.length > 0) {
+      results.push_back(nx::stack(ys[k]));
+    } else {  // no rows: empty stacks of the step's output types
+      TensorType t = step.types[std::size_t(step.results[std::size_t(s.carry_count) + k])];
+      t.shape.insert(t.shape.begin(), 0);
+      results.push_back(nx::zeros(t.dtype, t.shape));
+    }
+  }
+  return results;
+}
+}  // namespace
+
+std::vector<nx::Tensor> eager_construct(const Equation& eq, std::span<const nx::Tensor> inputs) {
+  switch (eq.kind) {
+    case OpKind::scan: return eager_scan(eq, inputs);
+    default: return {};
+  }
+}
+
+}  // namespace rune::ir

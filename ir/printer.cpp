@@ -1,0 +1,153 @@
+#include <cstring>
+#include <unordered_map>
+
+#include "ir/text.hpp"
+#include "ops/concrete.hpp"
+
+namespace rune::ir {
+
+namespace {
+
+std::string hex_bits(const void* p, std::size_t bytes) {
+  static const char* digits = "0123456789abcdef";
+  std::string s = "0x";
+  const auto* b = static_cast<const unsigned char*>(p);
+  for (std::size_t i = bytes; i-- > 0;) {  // little-endian: the last byte is the most significant
+    s += digits[b[i] >> 4];
+    s += digits[b[i] & 15];
+  }
+  return s;
+}
+
+std::string type_text(const TensorType& t) {
+  return std::string(nx::name(t.dtype)) + " " + nx::to_string(t.shape) + " at " + std::string(t.placement.name());
+}
+
+std::string list_text(const nx::Shape& v) { return nx::to_string(v); }
+
+// The parameters of a primitive that differ from their defaults.
+std::string params_text(const Params& p) {
+  const Params d;
+  std::string s;
+  if (p.axes != d.axes) s += " axes=" + list_text(p.axes);
+  if (p.shape != d.shape) s += " shape=" + list_text(p.shape);
+  if (p.starts != d.starts) s += " starts=" + list_text(p.starts);
+  if (p.stops != d.stops) s += " stops=" + list_text(p.stops);
+  if (p.steps != d.steps) s += " steps=" + list_text(p.steps);
+  if (p.lo != d.lo) s += " lo=" + list_text(p.lo);
+  if (p.hi != d.hi) s += " hi=" + list_text(p.hi);
+  if (p.dtype != d.dtype) s += " dtype=" + std::string(nx::name(p.dtype));
+  if (std::memcmp(&p.value, &d.value, sizeof(double)) != 0) s += " value=" + hex_bits(&p.value, sizeof(double));
+  if (p.axis != d.axis) s += " axis=" + std::to_string(p.axis);
+  return s;
+}
+
+bool is_elementwise(Prim p) {
+  auto f = nx::ops::info(p).family;
+  using nx::ops::Family;
+  return f == Family::unary || f == Family::binary || f == Family::select || f == Family::convert;
+}
+
+class Printer {
+ public:
+  std::string out;
+
+  void program(const Program& p, int indent) {
+    std::unordered_map<int, std::string> saved;
+    names_.swap(saved);  // a sub-program's value indices are its own
+    line(indent, "program (" + names_of(p.params, true) + ")");
+    for (const Equation& eq : p.equations) equation(eq, p, indent + 2);
+    line(indent + 2, "return " + names_of(p.results, false));
+    names_.swap(saved);
+  }
+
+ private:
+  std::unordered_map<int, std::string> names_;
+  int next_ = 0;
+
+  void line(int indent, const std::string& text) {
+    out.append(std::size_t(indent), ' ');
+    out += text;
+    out += '\n';
+  }
+  const std::string& define(int v) {
+    std::string& name = names_[v];
+    name = '%';  // (not "%" + to_string: GCC 12 warns falsely on that)
+    name += std::to_string(next_++);
+    return name;
+  }
+  std::string names_of(const std::vector<int>& values, bool defining) {
+    std::string s;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if (i) s += ", ";
+      s += defining ? define(values[i]) : names_.at(values[i]);
+    }
+    return s;
+  }
+
+  void equation(const Equation& eq, const Program& p, int indent) {
+    std::string head;
+    for (std::size_t i = 0; i < eq.outputs.size(); ++i) {
+      if (i) head += ", ";
+      head += define(eq.outputs[i]) + " : " + type_text(p.types[std::size_t(eq.outputs[i])]);
+    }
+    head += " = ";
+    switch (eq.kind) {
+      case OpKind::constant: return line(indent, head + constant_text(eq.constant));
+      case OpKind::primitive:
+        if (is_elementwise(eq.prim)) return map(eq, p, head, indent);
+        return line(indent, head + std::string(nx::ops::info(eq.prim).name) + "(" + names_of(eq.inputs, false) + ")" +
+                                params_text(eq.params));
+      case OpKind::scan: return scan(eq, head, indent);
+    }
+  }
+
+  static std::string constant_text(const nx::Tensor& t) {
+    const std::size_t size = nx::size_of(t.dtype());
+    const char* data = nx::ops::data_of<char>(t);
+    if (t.ndim() == 0)
+      return "Map [" + std::string(nx::name(t.dtype())) + ":" + hex_bits(data, size) + "] at " +
+             std::string(t.placement().name());
+    std::string s = "constant [";
+    for (std::int64_t i = 0; i < t.numel(); ++i) s += (i ? ", " : "") + hex_bits(data + i * std::int64_t(size), size);
+    return s + "]";
+  }
+
+  void map(const Equation& eq, const Program& p, const std::string& head, int indent) {
+    std::string name(nx::ops::info(eq.prim).name);
+    if (eq.prim == Prim::convert) name += "<" + std::string(nx::name(eq.params.dtype)) + ">";
+    std::string args, types, with;
+    for (std::size_t i = 0; i < eq.inputs.size(); ++i) {
+      std::string x(1, 'x');
+      x += std::to_string(i);
+      args += (i ? ", " : "") + x;
+      types += " (" + x + ": " + type_text(p.types[std::size_t(eq.inputs[i])]) + ")";
+      with += (i ? ", " : "") + x + " = " + names_.at(eq.inputs[i]);
+    }
+    line(indent, head + "Map [" + name + "(" + args + ")]" + types);
+    line(indent + 2, "with " + with);
+  }
+
+  void scan(const Equation& eq, const std::string& head, int indent) {
+    const ScanInfo& s = eq.scan;
+    auto part = [&](int from, int to) {
+      return names_of(std::vector<int>(eq.inputs.begin() + from, eq.inputs.begin() + to), false);
+    };
+    const int n = int(eq.inputs.size());
+    line(indent, head + "scan " + std::to_string(s.length) + " rows, init (" + part(0, s.carry_count) + "), xs (" +
+                     part(s.carry_count, s.carry_count + s.xs_count) + "), captures (" +
+                     part(s.carry_count + s.xs_count, n) + ")");
+    line(indent + 2, "step");
+    program(*eq.programs[0], indent + 4);
+  }
+};
+
+}  // namespace
+
+std::string print(const Program& program) {
+  Printer p;
+  p.program(program, 0);
+  return p.out;
+}
+
+}  // namespace rune::ir

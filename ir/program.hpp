@@ -1,0 +1,79 @@
+// Programs: what a traced function computes, as equations over values.
+//
+// Semantics. A program has typed values (dtype, shape, placement), numbered
+// by their index in `types`. Its parameters are values given by the caller;
+// each equation defines its outputs from its inputs, in order; `results`
+// are returned. Values are immutable and defined once (SSA); nothing aliases
+// in a program's meaning (views are a property of eager storage, not of
+// programs). Elementwise arithmetic follows IEEE (NaN propagates as the nx
+// functions document); no equation has a side effect, so dead equations can
+// be removed and equal ones merged.
+//
+// A construct is an equation holding sub-programs. scan: inputs are the
+// initial carry (carry_count values), the scanned arrays (xs_count values,
+// each with a leading axis of `length` rows) and the captures (the rest,
+// values of the enclosing program the step reads); its step program takes
+// (carry..., row of each xs..., captures...) and returns (carry..., y...);
+// the scan's outputs are the final carry and each y stacked along a new
+// leading axis of `length` rows.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "ops/primitive.hpp"
+
+namespace rune::ir {
+
+using nx::ops::Params;
+using nx::ops::Prim;
+using nx::ops::TensorType;
+
+enum class OpKind : std::uint8_t {
+  primitive,  // one nx primitive: prim, params
+  constant,   // a concrete value: constant
+  scan,       // a loop over rows: scan fields, programs[0] is the step
+};
+
+struct Program;
+
+struct ScanInfo {
+  std::int64_t length = 0;
+  int carry_count = 0;
+  int xs_count = 0;
+  bool operator==(const ScanInfo&) const = default;
+};
+
+struct Equation {
+  OpKind kind = OpKind::primitive;
+  Prim prim{};
+  Params params;
+  std::vector<int> inputs;
+  std::vector<int> outputs;
+  nx::Tensor constant;
+  ScanInfo scan;
+  std::vector<std::shared_ptr<const Program>> programs;
+};
+
+struct Program {
+  std::vector<TensorType> types;  // the type of each value, by index
+  std::vector<int> params;
+  std::vector<Equation> equations;
+  std::vector<int> results;
+
+  int add_value(const TensorType& type) {
+    types.push_back(type);
+    return int(types.size()) - 1;
+  }
+};
+
+// Structural equality: same values, equations (constants bit for bit) and
+// sub-programs.
+bool equal(const Program& a, const Program& b);
+
+// The output types of a construct equation given its input types; throws
+// std::invalid_argument naming the construct when they do not fit.
+std::vector<TensorType> construct_output_types(const Equation& eq, const std::vector<TensorType>& inputs);
+
+}  // namespace rune::ir

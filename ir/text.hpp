@@ -1,0 +1,33 @@
+// The program text: print and parse (the format of the API's "Program text").
+//
+//   program (%0)
+//     %1 : float64 [] at CPU = Map [float64:0x0000000000000000] at CPU
+//     %2 : float64 [4] at CPU = Map [mul(x0, x1)] (x0: float64 [4] at CPU) (x1: float64 [] at CPU)
+//       with x0 = %0, x1 = %1
+//     %3 : float64 [] at CPU = reduce_sum(%2) axes=[0]
+//     return %3
+//
+// Values are numbered in order of definition through the whole text,
+// sub-programs included. Elementwise primitives print as Map expressions
+// over their operands x0, x1, ...; a scalar constant as a Map of one literal
+// (dtype:hex bits); a larger constant as `constant [hex, ...]`; other
+// primitives as `name(%a, %b)` followed by their parameters that differ
+// from the defaults (`axes=[0]`, `dtype=float32`, `value=0x...`); a scan as
+// `scan N rows, init (...), xs (...), captures (...)` with its step program
+// indented beneath.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "ir/program.hpp"
+
+namespace rune::ir {
+
+std::string print(const Program& program);
+
+// Reads a printed program back; throws std::invalid_argument
+// "rune::parse_program: line L, column C: ..." on malformed text.
+Program parse(std::string_view text);
+
+}  // namespace rune::ir

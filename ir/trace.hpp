@@ -1,0 +1,31 @@
+// Traces that also process constructs (equations with sub-programs), and
+// the dispatch of a construct: to the trace that owns an input, else eager.
+#pragma once
+
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "ir/program.hpp"
+#include "ops/trace.hpp"
+
+namespace rune::ir {
+
+class Trace : public nx::ops::Trace {
+ public:
+  using nx::ops::Trace::Trace;
+  // Computes a construct (eq's kind, fields and sub-programs; its inputs and
+  // outputs are unset) over inputs of which one is this trace's, or any when
+  // this trace stages.
+  virtual std::vector<nx::Tensor> process_construct(const Equation& eq, std::span<const nx::Tensor> inputs) = 0;
+};
+
+// Applies a construct: the innermost trace that owns an input processes it,
+// and with none it runs eagerly. `api` names the user's entry point.
+std::vector<nx::Tensor> bind_construct(const Equation& eq, std::span<const nx::Tensor> inputs, std::string_view api);
+
+// A handle that carries only a type: what type rules are given when a
+// program is checked or parsed.
+nx::Tensor type_only(const TensorType& type);
+
+}  // namespace rune::ir
