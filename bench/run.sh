@@ -10,8 +10,9 @@
 # folder, compiler, library or Python module is missing is skipped with a note.
 # Environment: RUNE_PEERS (peers folder), BENCH_JOBS (ninja -j, default 1),
 # PYTHON (default /usr/bin/python3), BENCH_RESULTS (output, default bench/RESULTS.md),
-# BENCH_WAIT_IDLE (seconds to wait for other processes to finish before each workload, default 60).
-# Takes about 2-3 minutes (the libtorch peer needs ~30 s to compile, once).
+# BENCH_WAIT_IDLE (seconds to wait for other processes to finish before each workload, default 60),
+# BENCH_ROUNDS (how many times every program runs, default 3).
+# Takes about 1.5-3 minutes (plus ~30 s, once, to compile the libtorch peer).
 set -u
 set -o pipefail
 
@@ -34,6 +35,7 @@ py=${PYTHON:-/usr/bin/python3}
 [ -x "$py" ] || py=$(command -v python3 || true)
 results=${BENCH_RESULTS:-$here/RESULTS.md}
 jobs=${BENCH_JOBS:-1}
+rounds=${BENCH_ROUNDS:-3}
 pbuild=$build/peers
 raw=$build/bench-raw.log
 mkdir -p "$pbuild"
@@ -154,39 +156,44 @@ pyrun() {
   (cd "$peers/py" && PEERS_PY="$peers/py" run "$label" "$limit" "$py" "$@")
 }
 
-# ---- W1
-wait_idle
-log "# ==== W1"
-run "rune W1" 120 "$build/bench/bench_w1"
-peer_ok w1_floor && run "w1_floor" 120 "$pbuild/w1_floor"
-peer_ok w1_libtorch && run "w1_libtorch" 120 "$pbuild/w1_libtorch"
+# ---- the rounds: every program once per round; RESULTS.md gives the median of the
+# rounds' medians (as the peers' summarize.py does) and their range.
+py_both=0
 if [ "$have_peers" = 1 ]; then
-  # w1_eager.py times numpy and PyTorch together, so it needs both.
-  if [ "$py_np" = 1 ] && [ "$py_torch" = 1 ]; then pyrun "w1_eager.py" 180 w1_eager.py
-  else skip "w1_eager.py (numpy and PyTorch Python) needs both numpy and torch"; fi
+  if [ "$py_np" = 1 ] && [ "$py_torch" = 1 ]; then py_both=1
+  else skip "w1_eager.py and w3_elementwise.py (numpy and PyTorch rows) need both numpy and torch"; fi
 fi
-
-# ---- W3
-wait_idle
-log "# ==== W3"
-run "rune W3" 180 "$build/bench/bench_w3"
-peer_ok w3_floor && run "w3_floor" 180 "$pbuild/w3_floor"
-peer_ok w3_floor_omp && run "w3_floor_omp" 180 "$pbuild/w3_floor_omp"
-if [ "$have_peers" = 1 ]; then
-  # w3_elementwise.py imports torch even for its numpy mode.
-  if [ "$py_np" = 1 ] && [ "$py_torch" = 1 ]; then
+w1_round() {
+  run "rune W1" 120 "$build/bench/bench_w1"
+  peer_ok w1_floor && run "w1_floor" 120 "$pbuild/w1_floor"
+  peer_ok w1_libtorch && run "w1_libtorch" 120 "$pbuild/w1_libtorch"
+  [ "$py_both" = 1 ] && pyrun "w1_eager.py" 180 w1_eager.py
+  return 0
+}
+w3_round() {
+  run "rune W3" 180 "$build/bench/bench_w3"
+  peer_ok w3_floor && run "w3_floor" 180 "$pbuild/w3_floor"
+  peer_ok w3_floor_omp && run "w3_floor_omp" 180 "$pbuild/w3_floor_omp"
+  if [ "$py_both" = 1 ]; then  # w3_elementwise.py imports torch even for its numpy mode
     pyrun "w3_elementwise.py numpy" 180 w3_elementwise.py numpy
     pyrun "w3_elementwise.py eager 2" 180 w3_elementwise.py eager 2
     pyrun "w3_elementwise.py eager 1" 180 w3_elementwise.py eager 1
-  else
-    skip "w3_elementwise.py (numpy and PyTorch expression) needs both numpy and torch"
   fi
-  [ "$py_np" = 1 ] && pyrun "peer_w3_add.py numpy" 120 "$here/peer_w3_add.py" numpy
-  if [ "$py_np" = 1 ] && [ "$py_torch" = 1 ]; then
+  [ "$have_peers" = 1 ] && [ "$py_np" = 1 ] && pyrun "peer_w3_add.py numpy" 120 "$here/peer_w3_add.py" numpy
+  if [ "$py_both" = 1 ]; then
     pyrun "peer_w3_add.py eager 2" 120 "$here/peer_w3_add.py" eager 2
     pyrun "peer_w3_add.py eager 1" 120 "$here/peer_w3_add.py" eager 1
   fi
-fi
+  return 0
+}
+for round in $(seq 1 "$rounds"); do
+  wait_idle
+  log "# ==== round $round of $rounds: W1"
+  w1_round
+  wait_idle
+  log "# ==== round $round of $rounds: W3"
+  w3_round
+done
 log "# finished $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(( $(date +%s) - start )) s"
 
 # ---- RESULTS.md

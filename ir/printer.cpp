@@ -1,5 +1,4 @@
 #include <cstring>
-#include <unordered_map>
 
 #include "ir/text.hpp"
 #include "ops/concrete.hpp"
@@ -48,39 +47,50 @@ bool is_elementwise(Prim p) {
   return f == Family::unary || f == Family::binary || f == Family::select || f == Family::convert;
 }
 
+// Numbers values in order of definition: parameters, then each equation's
+// outputs followed by its sub-programs' values.
+void number(const Program& p, ValueNumbers& numbers, int& next) {
+  std::vector<int>& mine = numbers[&p];
+  mine.assign(p.types.size(), -1);
+  for (int v : p.params) mine[std::size_t(v)] = next++;
+  for (const Equation& eq : p.equations) {
+    for (int v : eq.outputs) mine[std::size_t(v)] = next++;
+    for (const auto& sub : eq.programs) number(*sub, numbers, next);
+  }
+}
+
 class Printer {
  public:
   std::string out;
+  ValueNumbers numbers;
 
   void program(const Program& p, int indent) {
-    std::unordered_map<int, std::string> saved;
-    names_.swap(saved);  // a sub-program's value indices are its own
-    line(indent, "program (" + names_of(p.params, true) + ")");
+    const Program* saved = current_;
+    current_ = &p;
+    line(indent, "program (" + names_of(p.params) + ")");
     for (const Equation& eq : p.equations) equation(eq, p, indent + 2);
-    line(indent + 2, "return " + names_of(p.results, false));
-    names_.swap(saved);
+    line(indent + 2, "return " + names_of(p.results));
+    current_ = saved;
   }
 
  private:
-  std::unordered_map<int, std::string> names_;
-  int next_ = 0;
+  const Program* current_ = nullptr;
 
   void line(int indent, const std::string& text) {
     out.append(std::size_t(indent), ' ');
     out += text;
     out += '\n';
   }
-  const std::string& define(int v) {
-    std::string& name = names_[v];
-    name = '%';  // (not "%" + to_string: GCC 12 warns falsely on that)
-    name += std::to_string(next_++);
-    return name;
+  std::string name(int v) const {
+    std::string s(1, '%');  // (not "%" + to_string: GCC 12 warns falsely on that)
+    s += std::to_string(numbers.at(current_)[std::size_t(v)]);
+    return s;
   }
-  std::string names_of(const std::vector<int>& values, bool defining) {
+  std::string names_of(const std::vector<int>& values) const {
     std::string s;
     for (std::size_t i = 0; i < values.size(); ++i) {
       if (i) s += ", ";
-      s += defining ? define(values[i]) : names_.at(values[i]);
+      s += name(values[i]);
     }
     return s;
   }
@@ -89,14 +99,14 @@ class Printer {
     std::string head;
     for (std::size_t i = 0; i < eq.outputs.size(); ++i) {
       if (i) head += ", ";
-      head += define(eq.outputs[i]) + " : " + type_text(p.types[std::size_t(eq.outputs[i])]);
+      head += name(eq.outputs[i]) + " : " + type_text(p.types[std::size_t(eq.outputs[i])]);
     }
     head += " = ";
     switch (eq.kind) {
       case OpKind::constant: return line(indent, head + constant_text(eq.constant));
       case OpKind::primitive:
         if (is_elementwise(eq.prim)) return map(eq, p, head, indent);
-        return line(indent, head + std::string(nx::ops::info(eq.prim).name) + "(" + names_of(eq.inputs, false) + ")" +
+        return line(indent, head + std::string(nx::ops::info(eq.prim).name) + "(" + names_of(eq.inputs) + ")" +
                                 params_text(eq.params));
       case OpKind::scan: return scan(eq, head, indent);
     }
@@ -114,24 +124,24 @@ class Printer {
   }
 
   void map(const Equation& eq, const Program& p, const std::string& head, int indent) {
-    std::string name(nx::ops::info(eq.prim).name);
-    if (eq.prim == Prim::convert) name += "<" + std::string(nx::name(eq.params.dtype)) + ">";
+    std::string op(nx::ops::info(eq.prim).name);
+    if (eq.prim == Prim::convert) op += "<" + std::string(nx::name(eq.params.dtype)) + ">";
     std::string args, types, with;
     for (std::size_t i = 0; i < eq.inputs.size(); ++i) {
       std::string x(1, 'x');
       x += std::to_string(i);
       args += (i ? ", " : "") + x;
       types += " (" + x + ": " + type_text(p.types[std::size_t(eq.inputs[i])]) + ")";
-      with += (i ? ", " : "") + x + " = " + names_.at(eq.inputs[i]);
+      with += (i ? ", " : "") + x + " = " + name(eq.inputs[i]);
     }
-    line(indent, head + "Map [" + name + "(" + args + ")]" + types);
+    line(indent, head + "Map [" + op + "(" + args + ")]" + types);
     line(indent + 2, "with " + with);
   }
 
   void scan(const Equation& eq, const std::string& head, int indent) {
     const ScanInfo& s = eq.scan;
     auto part = [&](int from, int to) {
-      return names_of(std::vector<int>(eq.inputs.begin() + from, eq.inputs.begin() + to), false);
+      return names_of(std::vector<int>(eq.inputs.begin() + from, eq.inputs.begin() + to));
     };
     const int n = int(eq.inputs.size());
     line(indent, head + "scan " + std::to_string(s.length) + " rows, init (" + part(0, s.carry_count) + "), xs (" +
@@ -144,8 +154,16 @@ class Printer {
 
 }  // namespace
 
+ValueNumbers number_values(const Program& program) {
+  ValueNumbers numbers;
+  int next = 0;
+  number(program, numbers, next);
+  return numbers;
+}
+
 std::string print(const Program& program) {
   Printer p;
+  p.numbers = number_values(program);
   p.program(program, 0);
   return p.out;
 }

@@ -17,7 +17,9 @@
 // indented beneath.
 #pragma once
 
+#include <map>
 #include <string>
+#include <vector>
 #include <string_view>
 
 #include "ir/program.hpp"
@@ -25,6 +27,12 @@
 namespace rune::ir {
 
 std::string print(const Program& program);
+
+// The number n of each value's name %n in the text: numbers.at(&p)[v] for
+// value v of program p (the program or one of its sub-programs); -1 for a
+// value the text does not show.
+using ValueNumbers = std::map<const Program*, std::vector<int>>;
+ValueNumbers number_values(const Program& program);
 
 // Reads a printed program back; throws std::invalid_argument
 // "rune::parse_program: line L, column C: ..." on malformed text.

@@ -5,6 +5,7 @@
 
 #include "ops/concrete.hpp"
 #include "ops/errors.hpp"
+#include "ops/kernels/loops.hpp"
 #include "rune/nx.hpp"
 
 namespace nx {
@@ -15,12 +16,21 @@ void check_shape(std::string_view api, const Shape& shape) {
     if (d < 0) ops::fail(api, "shape " + to_string(shape) + " has a negative length");
 }
 
+// A scalar holding `value` converted to dtype (the hot path of `x + 1.`).
+Tensor scalar_of(DType dtype, double value) {
+  Tensor out = ops::make_tensor(dtype, {});
+  visit_dtype(dtype, [&](auto d) {
+    using T = element_t<decltype(d)::value>;
+    *ops::data_of<T>(out) = ops::kernels::convert_value<T>(value);
+  });
+  return out;
+}
+
 // A tensor of `shape` whose every element is `value` converted to dtype.
 Tensor filled(std::string_view api, DType dtype, const Shape& shape, double value) {
   check_shape(api, shape);
-  Tensor v = ops::make_tensor(float64, {});
-  *ops::data_of<double>(v) = value;
-  Tensor one = ops::convert_elements(v, dtype);
+  Tensor one = scalar_of(dtype, value);
+  if (shape.empty()) return one;
   Tensor out = ops::make_tensor(dtype, shape);
   ops::copy_elements(*ops::make_view(one, shape, ops::Strides(shape.size(), 0), 0).impl(), *out.impl());
   return out;

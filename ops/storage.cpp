@@ -42,6 +42,9 @@ thread_local bool caches_gone = false;
 struct ThreadCache {
   std::vector<void*> free[class_count];
   std::size_t cached = 0;
+  ThreadCache() {
+    for (auto& list : free) list.reserve(cache_per_class);  // so releasing never allocates
+  }
   ~ThreadCache() {
     caches_gone = true;
     for (auto& list : free)
@@ -81,7 +84,9 @@ void pool_release(void* p, std::size_t granted) {
 // Handles (TensorImpl) and storage headers are small fixed-size objects:
 // a free list per thread and per type.
 template <class T> struct ObjectCache {
+  static constexpr std::size_t capacity = 4096;
   std::vector<void*> free;
+  ObjectCache() { free.reserve(capacity); }  // so giving back never allocates
   ~ObjectCache() {
     caches_gone = true;
     for (void* p : free) ::operator delete(p);
@@ -93,7 +98,7 @@ template <class T> struct ObjectCache {
     return p;
   }
   void give(void* p) {
-    if (!caches_gone && free.size() < 4096) free.push_back(p);
+    if (!caches_gone && free.size() < capacity) free.push_back(p);
     else ::operator delete(p);
   }
 };

@@ -1,0 +1,12 @@
+// The pass pipeline: a straight line of named stages, each followed by the
+// verifier in builds with assertions; RUNE_LOG_PASSES=1 prints the program
+// after each stage on stderr.
+#pragma once
+
+#include "ir/program.hpp"
+
+namespace rune::ir {
+
+Program simplify(const Program& program);
+
+}  // namespace rune::ir

@@ -1,0 +1,139 @@
+// Golden program texts: traces of small functions, before and after the
+// passes, compared with tests/golden/*.txt, and read back by the parser.
+// RUNE_UPDATE_GOLDEN=1 rewrites the files from what the code prints now.
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include "helpers.hpp"
+#include "ir/passes/pipeline.hpp"
+#include "ir/text.hpp"
+#include "ir/verify.hpp"
+#include <rune/rune.hpp>
+
+using nx::Tensor;
+
+namespace {
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Compares `text` with the golden file, or rewrites the file when asked.
+void golden(const std::string& name, const std::string& text) {
+  const std::string path = std::string(RUNE_GOLDEN_DIR) + "/" + name + ".txt";
+  const char* update = std::getenv("RUNE_UPDATE_GOLDEN");
+  if (update && std::atoi(update) != 0) {
+    std::ofstream(path) << text;
+    return;
+  }
+  INFO("golden file " << path << " (RUNE_UPDATE_GOLDEN=1 rewrites it)");
+  CHECK(read(path) == text);
+}
+
+struct Example {
+  std::string name;
+  std::function<rune::Program()> trace;
+};
+
+Tensor v4() { return nx::create(nx::float64, {4}, {1., 2., 3., 4.}); }
+
+std::vector<Example> examples() {
+  return {
+      {"cumulative_squares",
+       [] {
+         return rune::program(
+             [](const Tensor& v) {
+               return rune::scan([](const Tensor& acc, const Tensor& row) {
+                        Tensor next = acc + row * row;
+                        return std::pair{next, next};
+                      },
+                                 nx::scalar(nx::float64, 0.), v)
+                   .second;
+             },
+             v4());
+       }},
+      {"elementwise_chain",
+       [] { return rune::program([](const Tensor& x) { return nx::tanh(x * 2. + 1.) * x - nx::exp(-x * x); }, v4()); }},
+      {"common_and_dead",
+       [] {
+         return rune::program(
+             [](const Tensor& x) {
+               Tensor unused = nx::sin(x);
+               (void)unused;
+               return nx::exp(x) + nx::exp(x) + nx::sum(x * 2.) + nx::sum(x * 2.);
+             },
+             v4());
+       }},
+      {"layout_and_reductions",
+       [] {
+         return rune::program(
+             [](const Tensor& m) {
+               Tensor t = nx::transpose(nx::reshape(m, {2, 2}));
+               Tensor p = nx::pad(nx::slice(t, {0, 1}, {2, 2}), {{1, 0}, {0, 1}}, -1.);
+               return std::pair{nx::max(p, {1}), nx::cast(nx::argmax(p, 0), nx::float64)};
+             },
+             v4());
+       }},
+      {"scan_with_capture",
+       [] {
+         return rune::program(
+             [](const Tensor& xs, const Tensor& w) {
+               auto [total, rows] = rune::scan(
+                   [&](const std::pair<Tensor, Tensor>& c, const Tensor& row) {
+                     return std::pair{std::pair{c.first + row * w, c.second * 2.}, nx::sum(row)};
+                   },
+                   std::pair{nx::zeros(nx::float64, {2}), nx::scalar(nx::float64, 1.)}, xs);
+               return std::tuple{total.first, total.second, rows};
+             },
+             nx::ones(nx::float64, {3, 2}), nx::ones(nx::float64, {2}));
+       }},
+  };
+}
+
+}  // namespace
+
+TEST_CASE("traced programs print as their golden texts, before and after the passes") {
+  for (const Example& e : examples()) {
+    INFO(e.name);
+    rune::Program p = e.trace();
+    rune::ir::verify(p.ir());
+    golden(e.name, rune::to_string(p));
+    rune::ir::Program simplified = rune::ir::simplify(p.ir());
+    rune::ir::verify(simplified);
+    golden(e.name + ".simplified", rune::ir::print(simplified));
+  }
+}
+
+TEST_CASE("every golden program reads back to an equal program") {
+  for (const Example& e : examples()) {
+    INFO(e.name);
+    for (const std::string& name : {e.name, e.name + ".simplified"}) {
+      std::string text = read(std::string(RUNE_GOLDEN_DIR) + "/" + name + ".txt");
+      rune::ir::Program parsed = rune::ir::parse(text);
+      rune::ir::verify(parsed);
+      CHECK(rune::ir::print(parsed) == text);
+      CHECK(rune::ir::equal(rune::ir::parse(rune::ir::print(parsed)), parsed));
+    }
+  }
+}
+
+TEST_CASE("a simplified program computes what the traced one does") {
+  for (const Example& e : examples()) {
+    INFO(e.name);
+    rune::Program p = e.trace();
+    rune::Program s(std::make_shared<rune::ir::Program>(rune::ir::simplify(p.ir())));
+    std::vector<Tensor> args;
+    for (int v : p.ir().params) {
+      const auto& t = p.ir().types[std::size_t(v)];
+      args.push_back(nx::reshape(nx::arange(t.dtype, 0, double(nx::numel(t.shape))) * 0.25, t.shape));
+    }
+    std::vector<Tensor> a = rune::run(p, args), b = rune::run(s, args);
+    REQUIRE(a.size() == b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) CHECK(nx::to_string(a[i]) == nx::to_string(b[i]));
+  }
+}

@@ -1,0 +1,52 @@
+#include "tools/repl/names.hpp"
+
+#include <charconv>
+#include <stdexcept>
+
+namespace rune::repl {
+
+Names::Names(const ir::Program& program) : numbers_(ir::number_values(program)) { index(program, -1); }
+
+// Records where each number lives and which scan runs each step program.
+void Names::index(const ir::Program& program, int scan) {
+  scans_.emplace_back(&program, scan);
+  const std::vector<int>& mine = numbers_.at(&program);
+  for (std::size_t v = 0; v < mine.size(); ++v) {
+    if (mine[v] < 0) continue;
+    if (places_.size() <= std::size_t(mine[v])) places_.resize(std::size_t(mine[v]) + 1);
+    places_[std::size_t(mine[v])] = {&program, int(v)};
+  }
+  for (const ir::Equation& eq : program.equations) {
+    int first = eq.outputs.empty() ? -1 : mine[std::size_t(eq.outputs[0])];
+    for (const auto& sub : eq.programs) index(*sub, first);
+  }
+}
+
+std::vector<int> Names::numbers(const ir::Program& program, const std::vector<int>& values) const {
+  std::vector<int> out;
+  for (int v : values) out.push_back(number(program, v));
+  return out;
+}
+
+std::optional<Names::Place> Names::find(int number) const {
+  if (number < 0 || number >= count() || !places_[std::size_t(number)].program) return std::nullopt;
+  return places_[std::size_t(number)];
+}
+
+int Names::scan_of(const ir::Program& program) const {
+  for (const auto& [p, scan] : scans_)
+    if (p == &program) return scan;
+  return -1;
+}
+
+int parse_name(const std::string& word) {
+  std::string_view digits(word);
+  if (!digits.empty() && digits[0] == '%') digits.remove_prefix(1);
+  int n = -1;
+  auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (digits.empty() || error != std::errc() || end != digits.data() + digits.size() || n < 0)
+    throw std::invalid_argument("'" + word + "' is not a value name like %7");
+  return n;
+}
+
+}  // namespace rune::repl
