@@ -7,6 +7,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <unordered_map>
@@ -29,9 +30,7 @@ struct Mark {
 
 std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
 std::string value_text(std::int64_t n) { return "%" + std::to_string(n); }
-std::string count(std::size_t n, const char* noun) {
-  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
-}
+std::string count(std::size_t n, const char* noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); }
 std::string type_text(const TensorType& t) {
   return std::string(nx::name(t.dtype)) + " " + nx::to_string(t.shape) + " at " + std::string(t.placement.name());
 }
@@ -182,8 +181,8 @@ int arity(Prim p) {
 
 // The list parameters, by their name in the text.
 constexpr std::pair<std::string_view, nx::Shape Params::*> list_params[] = {
-    {"axes", &Params::axes}, {"shape", &Params::shape}, {"starts", &Params::starts}, {"stops", &Params::stops},
-    {"steps", &Params::steps}, {"lo", &Params::lo},     {"hi", &Params::hi}};
+    {"axes", &Params::axes},   {"shape", &Params::shape}, {"starts", &Params::starts}, {"stops", &Params::stops},
+    {"steps", &Params::steps}, {"lo", &Params::lo},       {"hi", &Params::hi}};
 
 // A use of a value: its index in the program, its number in the text.
 struct Ref {
@@ -197,47 +196,105 @@ struct Decl {
   Mark at;
   TensorType type;
 };
-// A primitive equation whose check waits for the type of a parameter.
-struct Pending {
-  std::size_t equation;
+
+struct Scope;
+
+// An equation's parts as the text gives them, kept for the checks, which
+// wait until every parameter's type is known.
+struct Site {
   Mark op;
   std::vector<Decl> outputs;
+  std::vector<Ref> operands;
+  std::vector<std::pair<std::string_view, TensorType>> declared;  // a Map's operands: name and type
+  std::unique_ptr<Scope> step;                                    // a scan's step program
 };
 
-// One program being read. The text does not print parameter types, so a
-// parameter's type stays unknown until a use shows it: a Map operand's
-// declaration, or a scan step's parameter. Checks of primitives that read a
-// parameter of unknown type wait for the end of the program.
+// One program being read. The text does not print parameter types: they
+// are inferred once the whole text is read, from what declares them (Map
+// operand types; across a scan, the scan's inputs and its step's
+// parameters), or written `%n : type` in the program's parameter list.
 struct Scope {
-  Program program;
+  Program program;  // its types are filled in when it is checked
   std::vector<std::optional<TensorType>> types;
   std::unordered_map<std::int64_t, int> values;  // by number in the text
-  std::vector<std::pair<std::int64_t, Mark>> param_names;  // for errors
-  std::vector<Pending> pending;
+  std::vector<std::pair<std::int64_t, Mark>> params;
+  std::vector<Site> sites;  // one per equation
 };
+
+bool is_xs(const Equation& eq, std::size_t i) {
+  return int(i) >= eq.scan.carry_count && int(i) < eq.scan.carry_count + eq.scan.xs_count;
+}
+bool learn(std::optional<TensorType>& known, const std::optional<TensorType>& type) {
+  if (known || !type) return false;
+  known = type;
+  return true;
+}
+
+// A scan input's type as its step's parameter sees it (a row of each xs;
+// none when an xs has not `length` rows: the checks report that), and back.
+std::optional<TensorType> as_step_param(const Equation& eq, std::size_t k, std::optional<TensorType> t) {
+  if (!t || !is_xs(eq, k)) return t;
+  if (t->shape.empty() || t->shape[0] != eq.scan.length) return std::nullopt;
+  t->shape.erase(t->shape.begin());
+  return t;
+}
+std::optional<TensorType> as_scan_input(const Equation& eq, std::size_t k, std::optional<TensorType> t) {
+  if (t && is_xs(eq, k)) t->shape.insert(t->shape.begin(), eq.scan.length);
+  return t;
+}
+
+bool infer(Scope& s);
+
+bool infer_across(Scope& s, const Equation& eq, Scope& step) {
+  bool learned = false;
+  for (std::size_t k = 0; k < eq.inputs.size() && k < step.program.params.size(); ++k) {
+    auto& outer = s.types[std::size_t(eq.inputs[k])];
+    auto& inner = step.types[std::size_t(step.program.params[k])];
+    learned = learn(inner, as_step_param(eq, k, outer)) || learn(outer, as_scan_input(eq, k, inner)) || learned;
+  }
+  return infer(step) || learned;
+}
+
+// Spreads known types to parameters: from Map operand declarations, and
+// both ways between a scan's inputs and its step's parameters. Gives
+// whether it learned anything; read() repeats it until not.
+bool infer(Scope& s) {
+  bool learned = false;
+  for (std::size_t i = 0; i < s.sites.size(); ++i) {
+    const Site& site = s.sites[i];
+    for (std::size_t k = 0; k < site.declared.size(); ++k)
+      learned = learn(s.types[std::size_t(site.operands[k].value)], site.declared[k].second) || learned;
+    if (site.step) learned = infer_across(s, s.program.equations[i], *site.step) || learned;
+  }
+  return learned;
+}
 
 class Parser {
  public:
   explicit Parser(std::string_view text) : in_(text) {}
 
   Program read() {
-    Program p = program({});
+    Scope top = program();
     if (!in_.at_line_end()) in_.expected("end of text");
-    return p;
+    while (infer(top)) {
+      // each round may show types that the next one spreads further
+    }
+    return check(top);
   }
 
  private:
   Cursor in_;
   std::unordered_set<std::int64_t> names_;  // every number defined so far: the text numbers values once
 
-  // `program (%a, ...)`, its equations, `return ...`; `given` holds the
-  // parameter types a scan gives its step.
-  Program program(const std::vector<std::optional<TensorType>>& given) {
+  // ---- reading: syntax and names
+
+  // `program (%a, ...)`, its equations, `return ...`.
+  Scope program() {
     Scope s;
     in_.expect_word("program");
     in_.expect('(');
     if (!in_.accept(')')) {
-      do param(s, given);
+      do program_param(s);
       while (in_.accept(','));
       in_.expect(')');
     }
@@ -248,43 +305,24 @@ class Parser {
     }
     if (!in_.at_line_end()) s.program.results = indices(uses(s));
     in_.end_line();
-    return finish(std::move(s));
+    return s;
   }
 
-  // A parameter may be written `%n : type` (the printer does not): that
-  // gives the type of a parameter whose uses do not show it.
-  void param(Scope& s, const std::vector<std::optional<TensorType>>& given) {
+  // The printer writes `%n`; `%n : type` gives a type no use shows.
+  void program_param(Scope& s) {
     Mark at = in_.mark();
     std::int64_t n = in_.value_name();
     claim(n, at);
     std::optional<TensorType> type;
-    if (s.param_names.size() < given.size()) type = given[s.param_names.size()];
-    if (in_.accept(':')) {
-      TensorType written = read_type();
-      if (type && *type != written)
-        fail_at(at, value_text(n) + " is declared " + type_text(written) + ", the scan gives " + type_text(*type));
-      type = written;
-    }
-    s.param_names.emplace_back(n, at);
+    if (in_.accept(':')) type = read_type();
+    s.params.emplace_back(n, at);
     s.program.params.push_back(add(s, n, type));
-  }
-
-  Program finish(Scope s) {
-    for (std::size_t i = 0; i < s.param_names.size(); ++i)
-      if (!s.types[std::size_t(s.program.params[i])]) {
-        const std::string name = value_text(s.param_names[i].first);
-        fail_at(s.param_names[i].second, "no use shows the type of " + name + "; write it as '" + name + " : <type>'");
-      }
-    for (const Pending& p : s.pending)
-      check_outputs(p.outputs, *primitive_type(s, s.program.equations[p.equation], p.op), p.op);
-    for (const auto& t : s.types) s.program.types.push_back(*t);
-    return std::move(s.program);
   }
 
   void claim(std::int64_t n, Mark at) {
     if (!names_.insert(n).second) fail_at(at, "redefinition of " + value_text(n));
   }
-  int add(Scope& s, std::int64_t n, const std::optional<TensorType>& type) {
+  static int add(Scope& s, std::int64_t n, const std::optional<TensorType>& type) {
     s.values[n] = int(s.types.size());
     s.types.push_back(type);
     return int(s.types.size()) - 1;
@@ -308,36 +346,30 @@ class Parser {
     for (const Ref& r : refs) v.push_back(r.value);
     return v;
   }
-  // A use that declares the value's type: it must agree with what is known,
-  // or it shows the type of a parameter.
-  void settle(Scope& s, const Ref& r, const TensorType& type, std::string_view what) {
-    auto& known = s.types[std::size_t(r.value)];
-    if (!known) known = type;
-    if (*known != type)
-      fail_at(r.at, value_text(r.name) + " is " + type_text(*known) + ", " + std::string(what) +
-                                " is declared " + type_text(type));
-  }
 
   // `%a : type, ... = <form>`; each form reads through the end of its last line.
   void equation(Scope& s) {
-    std::vector<Decl> outs;
+    Site site;
     if (!in_.accept('=')) {
-      do outs.push_back(declaration());
+      do site.outputs.push_back(declaration());
       while (in_.accept(','));
       in_.expect('=');
     }
-    Mark op = in_.mark();
+    site.op = in_.mark();
     std::string_view form = in_.word("an operation");
     Equation eq;
-    std::optional<std::vector<TensorType>> given;
-    if (form == "Map") given = map_form(s, eq);
-    else if (form == "constant") given = constant_list(eq, outs, op);
-    else if (form == "scan") given = scan_form(s, eq, op);
-    else given = call_form(s, eq, form, op);
-    if (given) check_outputs(outs, *given, op);
-    else s.pending.push_back({s.program.equations.size(), op, outs});
-    for (const Decl& d : outs) eq.outputs.push_back(add(s, d.name, d.type));
+    read_form(s, eq, site, form);
+    eq.inputs = indices(site.operands);
+    for (const Decl& d : site.outputs) eq.outputs.push_back(add(s, d.name, d.type));
     s.program.equations.push_back(std::move(eq));
+    s.sites.push_back(std::move(site));
+  }
+
+  void read_form(Scope& s, Equation& eq, Site& site, std::string_view form) {
+    if (form == "Map") return map_form(s, eq, site);
+    if (form == "constant") return constant_list(eq, site);
+    if (form == "scan") return scan_form(s, eq, site);
+    call_form(s, eq, site, form);
   }
 
   Decl declaration() {
@@ -347,18 +379,6 @@ class Parser {
     in_.expect(':');
     return {n, at, read_type()};
   }
-
-  void check_outputs(const std::vector<Decl>& outs, const std::vector<TensorType>& given, Mark op) {
-    if (given.size() != outs.size())
-      fail_at(op, "the equation gives " + count(given.size(), "value") + ", " +
-                              std::to_string(outs.size()) + " declared");
-    for (std::size_t i = 0; i < outs.size(); ++i)
-      if (outs[i].type != given[i])
-        fail_at(outs[i].at, value_text(outs[i].name) + " is declared " + type_text(outs[i].type) +
-                                        ", the equation gives " + type_text(given[i]));
-  }
-
-  // ---- types
 
   TensorType read_type() {
     TensorType t{read_dtype(), {}, nx::Placement::host()};
@@ -371,7 +391,7 @@ class Parser {
     Mark at = in_.mark();
     return dtype_named(in_.word("a dtype"), at);
   }
-  nx::DType dtype_named(std::string_view name, Mark at) {
+  static nx::DType dtype_named(std::string_view name, Mark at) {
     try {
       return nx::dtype_from_name(name);
     } catch (const std::invalid_argument&) {
@@ -394,9 +414,8 @@ class Parser {
     return v;
   }
 
-  // ---- constants
-
-  std::vector<TensorType> scalar_constant(Equation& eq, nx::DType dtype) {
+  // `Map [dtype:bits] at CPU`: a scalar constant.
+  void scalar_constant(Equation& eq, nx::DType dtype) {
     eq.kind = OpKind::constant;
     eq.constant = nx::ops::make_tensor(dtype, {});
     in_.bits(nx::ops::data_of<char>(eq.constant), nx::size_of(dtype));
@@ -404,15 +423,15 @@ class Parser {
     in_.expect_word("at");
     placement();
     in_.end_line();
-    return {nx::ops::type_of(eq.constant)};
   }
 
   // `constant [0x.., ...]`: the elements of the declared type, in C order.
-  std::vector<TensorType> constant_list(Equation& eq, const std::vector<Decl>& outs, Mark op) {
-    if (outs.size() != 1) fail_at(op, "a constant gives 1 value, " + std::to_string(outs.size()) + " declared");
-    const TensorType& t = outs[0].type;
+  void constant_list(Equation& eq, const Site& site) {
+    if (site.outputs.size() != 1)
+      fail_at(site.op, "a constant gives 1 value, " + std::to_string(site.outputs.size()) + " declared");
+    const TensorType& t = site.outputs[0].type;
     const std::size_t size = nx::size_of(t.dtype), n = std::size_t(nx::numel(t.shape));
-    if (n > in_.left()) fail_at(op, "the text is too short for the " + count(n, "element") + " of the constant");
+    if (n > in_.left()) fail_at(site.op, "the text is too short for the " + count(n, "element") + " of the constant");
     eq.kind = OpKind::constant;
     eq.constant = nx::ops::make_tensor(t.dtype, t.shape);
     in_.expect('[');
@@ -422,26 +441,23 @@ class Parser {
     }
     in_.expect(']');
     in_.end_line();
-    return {nx::ops::type_of(eq.constant)};
   }
 
-  // ---- primitives
-
-  Prim primitive(std::string_view name, Mark at) {
+  static Prim primitive(std::string_view name, Mark at) {
     for (int i = 0; i < nx::ops::prim_count; ++i)
       if (info(Prim(i)).name == name) return Prim(i);
     fail_at(at, "unknown primitive " + quoted(name));
   }
-  void check_arity(Prim p, std::size_t n, Mark at) {
+  static void check_arity(Prim p, std::size_t n, Mark at) {
     int want = arity(p);
     if (want >= 0 && std::size_t(want) != n)
       fail_at(at, std::string(info(p).name) + " takes " + count(std::size_t(want), "operand") + ", given " +
-                              std::to_string(n));
+                      std::to_string(n));
   }
 
-  // `Map [dtype:bits] at CPU` (a scalar constant), or `Map [prim(x0, ...)]`
-  // with the operands' types and, on the next line, `with x0 = %a, ...`.
-  std::vector<TensorType> map_form(Scope& s, Equation& eq) {
+  // `Map [dtype:bits] at CPU`, or `Map [prim(x0, ...)]` with the operands'
+  // types and, on the next line, `with x0 = %a, ...`.
+  void map_form(Scope& s, Equation& eq, Site& site) {
     in_.expect('[');
     Mark at = in_.mark();
     std::string_view name = in_.word("a primitive or a dtype");
@@ -462,17 +478,15 @@ class Parser {
     }
     in_.expect(']');
     check_arity(eq.prim, args.size(), at);
-    map_operands(s, eq, args);
-    return *primitive_type(s, eq, at);
+    map_operands(s, site, args);
   }
 
-  void map_operands(Scope& s, Equation& eq, const std::vector<std::string_view>& args) {
-    std::vector<TensorType> types;
+  void map_operands(const Scope& s, Site& site, const std::vector<std::string_view>& args) {
     for (std::string_view x : args) {
       in_.expect('(');
       in_.expect_word(x);
       in_.expect(':');
-      types.push_back(read_type());
+      site.declared.emplace_back(x, read_type());
       in_.expect(')');
     }
     in_.end_line();
@@ -481,88 +495,51 @@ class Parser {
       if (i) in_.expect(',');
       in_.expect_word(args[i]);
       in_.expect('=');
-      Ref r = use(s);
-      settle(s, r, types[i], args[i]);
-      eq.inputs.push_back(r.value);
+      site.operands.push_back(use(s));
     }
     in_.end_line();
   }
 
-  // `name(%a, ...) key=value ...`; its check waits when an operand's type
-  // is not known yet.
-  std::optional<std::vector<TensorType>> call_form(Scope& s, Equation& eq, std::string_view name, Mark op) {
-    eq.prim = primitive(name, op);
+  // `name(%a, ...) key=value ...`
+  void call_form(const Scope& s, Equation& eq, Site& site, std::string_view name) {
+    eq.prim = primitive(name, site.op);
     in_.expect('(');
     if (!in_.accept(')')) {
-      eq.inputs = indices(uses(s));
+      site.operands = uses(s);
       in_.expect(')');
     }
-    check_arity(eq.prim, eq.inputs.size(), op);
-    while (!in_.at_line_end()) param(eq.params);
+    check_arity(eq.prim, site.operands.size(), site.op);
+    while (!in_.at_line_end()) static_param(eq.params);
     in_.end_line();
-    return primitive_type(s, eq, op);
   }
 
-  void param(Params& p) {
+  void static_param(Params& p) {
     Mark at = in_.mark();
     std::string_view key = in_.word("a parameter");
     auto list_param = std::find_if(std::begin(list_params), std::end(list_params),
                                    [&](const auto& entry) { return entry.first == key; });
     bool listed = list_param != std::end(list_params);
-    if (!listed && key != "dtype" && key != "value" && key != "axis")
-      fail_at(at, "unknown parameter " + quoted(key));
+    if (!listed && key != "dtype" && key != "value" && key != "axis") fail_at(at, "unknown parameter " + quoted(key));
     in_.expect('=');
     if (listed) p.*(list_param->second) = list(false);
-    else if (key == "dtype") p.dtype = read_dtype();
-    else if (key == "value") in_.bits(&p.value, sizeof p.value);
-    else p.axis = in_.integer();
+    if (key == "dtype") p.dtype = read_dtype();
+    if (key == "value") in_.bits(&p.value, sizeof p.value);
+    if (key == "axis") p.axis = in_.integer();
   }
-
-  // The type rule's result over the operands' types; nullopt while one is unknown.
-  std::optional<std::vector<TensorType>> primitive_type(const Scope& s, const Equation& eq, Mark op) {
-    std::vector<nx::Tensor> handles;
-    for (int v : eq.inputs) {
-      if (!s.types[std::size_t(v)]) return std::nullopt;
-      handles.push_back(type_only(*s.types[std::size_t(v)]));
-    }
-    if (!handles.empty()) check_axes(eq, handles[0], op);
-    try {
-      return std::vector{nx::ops::rules(eq.prim).type(eq.prim, handles, eq.params)};
-    } catch (const std::invalid_argument& e) {
-      fail_at(op, e.what());
-    }
-  }
-
-  // The reduce and arg rules take their axes as the nx functions normalized
-  // them (sorted, distinct, in range); text is not normalized, so check here.
-  void check_axes(const Equation& eq, const nx::Tensor& x, Mark op) {
-    const Family f = info(eq.prim).family;
-    if (f != Family::reduce && f != Family::arg) return;
-    const nx::Axes axes = f == Family::arg ? nx::Axes{eq.params.axis} : eq.params.axes;
-    for (std::size_t i = 0; i < axes.size(); ++i)
-      if (axes[i] < 0 || axes[i] >= x.ndim() || (i && axes[i] <= axes[i - 1]))
-        fail_at(op, std::string(info(eq.prim).api) + ": axes " + nx::to_string(axes) +
-                                " are not sorted, distinct axes of " + nx::ops::describe(x));
-  }
-
-  // ---- scan
 
   // `scan N rows, init (...), xs (...), captures (...)`, then a `step` line
   // and the step program.
-  std::vector<TensorType> scan_form(Scope& s, Equation& eq, Mark op) {
+  void scan_form(const Scope& s, Equation& eq, Site& site) {
     eq.kind = OpKind::scan;
     eq.scan.length = in_.size();
     in_.expect_word("rows");
-    std::vector<Ref> refs;
-    eq.scan.carry_count = group(s, "init", refs);
-    eq.scan.xs_count = group(s, "xs", refs);
-    group(s, "captures", refs);
-    eq.inputs = indices(refs);
+    eq.scan.carry_count = group(s, "init", site.operands);
+    eq.scan.xs_count = group(s, "xs", site.operands);
+    group(s, "captures", site.operands);
     in_.end_line();
     in_.expect_word("step");
     in_.end_line();
-    eq.programs.push_back(std::make_shared<const Program>(program(step_types(s, eq, refs))));
-    return scan_types(s, eq, refs, op);
+    site.step = std::make_unique<Scope>(program());
   }
 
   // `, part (%a, ...)`: appends the values to refs and gives their count.
@@ -577,46 +554,86 @@ class Parser {
     return int(more.size());
   }
 
-  static bool is_xs(const Equation& eq, std::size_t i) {
-    return int(i) >= eq.scan.carry_count && int(i) < eq.scan.carry_count + eq.scan.xs_count;
+  // ---- checking: types, in text order
+
+  // Checks a program whose types are all inferred, and gives it (moved out of s).
+  Program check(Scope& s) {
+    for (std::size_t i = 0; i < s.params.size(); ++i)
+      if (!s.types[std::size_t(s.program.params[i])]) {
+        const std::string name = value_text(s.params[i].first);
+        fail_at(s.params[i].second, "no use shows the type of " + name + "; write it as '" + name + " : <type>'");
+      }
+    for (std::size_t i = 0; i < s.sites.size(); ++i) check_equation(s, s.program.equations[i], s.sites[i]);
+    for (const auto& t : s.types) s.program.types.push_back(*t);
+    return std::move(s.program);
   }
 
-  // The step's parameter types from the scan's inputs: a row of each xs.
-  std::vector<std::optional<TensorType>> step_types(const Scope& s, const Equation& eq, const std::vector<Ref>& refs) {
-    std::vector<std::optional<TensorType>> types;
-    for (std::size_t i = 0; i < refs.size(); ++i) {
-      std::optional<TensorType> t = s.types[std::size_t(refs[i].value)];
-      if (t && is_xs(eq, i)) {
-        if (t->shape.empty() || t->shape[0] != eq.scan.length)
-          fail_at(refs[i].at, value_text(refs[i].name) + " is " + type_text(*t) + ", not " +
-                                  count(std::size_t(eq.scan.length), "row"));
-        t->shape.erase(t->shape.begin());
-      }
-      types.push_back(t);
+  void check_equation(const Scope& s, Equation& eq, Site& site) {
+    std::vector<TensorType> in;
+    for (std::size_t k = 0; k < site.operands.size(); ++k) {
+      const Ref& r = site.operands[k];
+      in.push_back(*s.types[std::size_t(r.value)]);
+      if (k < site.declared.size() && in[k] != site.declared[k].second)
+        fail_at(r.at, value_text(r.name) + " is " + type_text(in[k]) + ", " + std::string(site.declared[k].first) +
+                          " is declared " + type_text(site.declared[k].second));
     }
-    return types;
+    std::vector<TensorType> given;
+    switch (eq.kind) {
+      case OpKind::constant: given = {nx::ops::type_of(eq.constant)}; break;
+      case OpKind::primitive: given = {primitive_type(eq, in, site.op)}; break;
+      case OpKind::scan: given = scan_types(eq, site, in); break;
+    }
+    check_outputs(site.outputs, given, site.op);
   }
 
-  // The scan's output types; an input of unknown type (a parameter) takes
-  // the type its step parameter shows.
-  std::vector<TensorType> scan_types(Scope& s, const Equation& eq, const std::vector<Ref>& refs, Mark op) {
-    const Program& step = *eq.programs[0];
-    if (step.params.size() != refs.size())
-      fail_at(op, "the step takes " + count(step.params.size(), "value") + ", the scan gives " +
-                      std::to_string(refs.size()));
-    std::vector<TensorType> inputs;
-    for (std::size_t i = 0; i < refs.size(); ++i) {
-      auto& known = s.types[std::size_t(refs[i].value)];
-      if (!known) {
-        known = step.types[std::size_t(step.params[i])];
-        if (is_xs(eq, i)) known->shape.insert(known->shape.begin(), eq.scan.length);
-      }
-      inputs.push_back(*known);
-    }
+  static void check_outputs(const std::vector<Decl>& outs, const std::vector<TensorType>& given, Mark op) {
+    if (given.size() != outs.size())
+      fail_at(op,
+              "the equation gives " + count(given.size(), "value") + ", " + std::to_string(outs.size()) + " declared");
+    for (std::size_t i = 0; i < outs.size(); ++i)
+      if (outs[i].type != given[i])
+        fail_at(outs[i].at, value_text(outs[i].name) + " is declared " + type_text(outs[i].type) +
+                                ", the equation gives " + type_text(given[i]));
+  }
+
+  static TensorType primitive_type(const Equation& eq, const std::vector<TensorType>& in, Mark op) {
+    std::vector<nx::Tensor> handles;
+    for (const TensorType& t : in) handles.push_back(type_only(t));
+    if (!handles.empty()) check_axes(eq, handles[0], op);
     try {
-      return construct_output_types(eq, inputs);
+      return nx::ops::rules(eq.prim).type(eq.prim, handles, eq.params);
     } catch (const std::invalid_argument& e) {
       fail_at(op, e.what());
+    }
+  }
+
+  // The reduce and arg rules take their axes as the nx functions normalized
+  // them (sorted, distinct, in range); text is not normalized, so check here.
+  static void check_axes(const Equation& eq, const nx::Tensor& x, Mark op) {
+    const Family f = info(eq.prim).family;
+    if (f != Family::reduce && f != Family::arg) return;
+    const nx::Axes axes = f == Family::arg ? nx::Axes{eq.params.axis} : eq.params.axes;
+    for (std::size_t i = 0; i < axes.size(); ++i)
+      if (axes[i] < 0 || axes[i] >= x.ndim() || (i && axes[i] <= axes[i - 1]))
+        fail_at(op, std::string(info(eq.prim).api) + ": axes " + nx::to_string(axes) +
+                        " are not sorted, distinct axes of " + nx::ops::describe(x));
+  }
+
+  // Checks the step (which needs the scan's inputs to fit it) and gives the
+  // scan's output types.
+  std::vector<TensorType> scan_types(Equation& eq, Site& site, const std::vector<TensorType>& in) {
+    for (std::size_t i = 0; i < in.size(); ++i)
+      if (is_xs(eq, i) && (in[i].shape.empty() || in[i].shape[0] != eq.scan.length))
+        fail_at(site.operands[i].at, value_text(site.operands[i].name) + " is " + type_text(in[i]) + ", not " +
+                                         count(std::size_t(eq.scan.length), "row"));
+    if (site.step->params.size() != in.size())
+      fail_at(site.op, "the step takes " + count(site.step->params.size(), "value") + ", the scan gives " +
+                           std::to_string(in.size()));
+    eq.programs.push_back(std::make_shared<const Program>(check(*site.step)));
+    try {
+      return construct_output_types(eq, in);
+    } catch (const std::invalid_argument& e) {
+      fail_at(site.op, e.what());
     }
   }
 };

@@ -1,4 +1,5 @@
 #include <cstring>
+#include <map>
 
 #include "ir/text.hpp"
 #include "ops/concrete.hpp"
@@ -59,15 +60,67 @@ void number(const Program& p, ValueNumbers& numbers, int& next) {
   }
 }
 
+// Which values the text types without help: equation outputs (declared),
+// Map operands (declared with the expression), and through a scan, a value
+// passed as an input whose step parameter is typed, or the reverse. The
+// parser infers the same; a parameter outside this set is printed with its
+// type in its program's header.
+using Typed = std::map<const Program*, std::vector<bool>>;
+
+void mark_declared(const Program& p, Typed& typed) {
+  std::vector<bool>& mine = typed[&p];
+  mine.assign(p.types.size(), false);
+  for (const Equation& eq : p.equations) {
+    for (int v : eq.outputs) mine[std::size_t(v)] = true;
+    if (eq.kind == OpKind::primitive && is_elementwise(eq.prim))
+      for (int v : eq.inputs) mine[std::size_t(v)] = true;
+    for (const auto& sub : eq.programs) mark_declared(*sub, typed);
+  }
+}
+
+// Passes types across scans until nothing changes; true if anything did.
+bool propagate(const Program& p, Typed& typed) {
+  bool changed = false;
+  for (const Equation& eq : p.equations) {
+    if (eq.kind != OpKind::scan) continue;
+    const Program& step = *eq.programs[0];
+    for (std::size_t i = 0; i < eq.inputs.size(); ++i) {
+      auto outer = typed[&p][std::size_t(eq.inputs[i])];
+      auto inner = typed[&step][std::size_t(step.params[i])];
+      if (outer != inner) {
+        outer = inner = true;
+        changed = true;
+      }
+    }
+    changed = propagate(step, typed) || changed;
+  }
+  return changed;
+}
+
+Typed typed_values(const Program& program) {
+  Typed typed;
+  mark_declared(program, typed);
+  while (propagate(program, typed)) {
+  }
+  return typed;
+}
+
 class Printer {
  public:
   std::string out;
   ValueNumbers numbers;
+  Typed typed;
 
   void program(const Program& p, int indent) {
     const Program* saved = current_;
     current_ = &p;
-    line(indent, "program (" + names_of(p.params) + ")");
+    std::string params;
+    for (std::size_t i = 0; i < p.params.size(); ++i) {
+      const int v = p.params[i];
+      params += (i ? ", " : "") + name(v);
+      if (!typed.at(&p)[std::size_t(v)]) params += " : " + type_text(p.types[std::size_t(v)]);
+    }
+    line(indent, "program (" + params + ")");
     for (const Equation& eq : p.equations) equation(eq, p, indent + 2);
     line(indent + 2, "return " + names_of(p.results));
     current_ = saved;
@@ -164,6 +217,7 @@ ValueNumbers number_values(const Program& program) {
 std::string print(const Program& program) {
   Printer p;
   p.numbers = number_values(program);
+  p.typed = typed_values(program);
   p.program(program, 0);
   return p.out;
 }

@@ -14,7 +14,9 @@
 // primitives as `name(%a, %b)` followed by their parameters that differ
 // from the defaults (`axes=[0]`, `dtype=float32`, `value=0x...`); a scan as
 // `scan N rows, init (...), xs (...), captures (...)` with its step program
-// indented beneath.
+// indented beneath. A parameter's type shows where it is used (as a Map
+// operand, or through a scan); a parameter whose type no use shows is
+// written with it in the header: `program (%0 : float64 [4] at CPU)`.
 #pragma once
 
 #include <map>
