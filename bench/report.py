@@ -216,18 +216,25 @@ def main():
         w(f"- Python peers: `{vers[0].split(': ', 1)[-1]}`")
     w("- Threads: rune runs large elementwise loops on oneTBB with its default concurrency "
       "(2 here) unless a row says 1 thr; PyTorch rows say their thread count; numpy is single-threaded.")
-    cpu = []
+    cpu, rnd = [], 1
     for c in checks:
+        m = re.match(r"# ==== round (\d+)", c)
+        if m:
+            rnd = int(m.group(1))
         m = re.match(r"# cpu: (.*): wall ([\d.]+) s, program ([\d.]+) s, others ([\d.]+) s", c)
         if m:
-            cpu.append((m.group(1), float(m.group(2)), float(m.group(3)), float(m.group(4))))
+            label = m.group(1) + (f", round {rnd}" if rounds > 1 else "")
+            cpu.append((label, float(m.group(2)), float(m.group(3)), float(m.group(4))))
+    discarded = sum(1 for c in checks if c.startswith("# discarded a disturbed run"))
     if cpu:
         wall = sum(x[1] for x in cpu)
         others = sum(x[3] for x in cpu)
-        noisy = [f"{x[0]} ({x[3]:.1f} s of {x[1]:.1f} s)" for x in cpu if x[3] > 0.1 * x[1] and x[3] > 0.3]
+        noisy = [f"{x[0]} ({x[3]:.1f} s of {x[1]:.1f} s)" for x in cpu if x[3] > 0.25 * x[1] and x[3] > 0.3]
         w(f"- Disturbance: while the benchmark programs ran ({wall:.0f} s), other processes used {others:.1f} s "
           "of CPU on this 2-core machine" + (" (noisy: " + ", ".join(noisy) + ")" if noisy else " (quiet)") +
-          ". Per-program figures are in Checks (`# cpu:` lines).")
+          ". Per-program figures are in Checks (`# cpu:` lines)" +
+          (f"; {discarded} disturbed program run(s) were discarded and run again after the machine went idle."
+           if discarded else "."))
     skips = [c for c in checks if c.startswith("# SKIP") or c.startswith("# FAILED")]
     if skips:
         w("- Skipped or failed:")

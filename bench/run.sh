@@ -10,7 +10,8 @@
 # folder, compiler, library or Python module is missing is skipped with a note.
 # Environment: RUNE_PEERS (peers folder), BENCH_JOBS (ninja -j, default 1),
 # PYTHON (default /usr/bin/python3), BENCH_RESULTS (output, default bench/RESULTS.md),
-# BENCH_WAIT_IDLE (seconds to wait for other processes to finish before each workload, default 60),
+# BENCH_WAIT_IDLE (seconds to wait for other processes to finish, default 30), BENCH_BUDGET
+# (seconds after which run.sh stops waiting and rerunning disturbed programs, default 200),
 # BENCH_ROUNDS (how many times every program runs, default 3).
 # Takes about 1.5-3 minutes (plus ~30 s, once, to compile the libtorch peer).
 set -u
@@ -47,29 +48,47 @@ skip() { log "# SKIP: $*"; }
 busy_ticks() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8; exit}' /proc/stat 2>/dev/null || echo 0; }
 # (pass $BASHPID: inside $(...) it would name the substitution's own subshell)
 child_ticks() { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | awk '{print $14 + $15}' || echo 0; }
-# run LABEL TIMEOUT CMD...: runs a benchmark program, its output into the raw log, then a
-# "# cpu:" line: wall time, CPU used by the program, CPU used by everything else meanwhile
-# (other processes on this 2-core machine disturb the measurements).
+# run LABEL TIMEOUT CMD...: runs a benchmark program and appends its output to the raw
+# log, followed by a "# cpu:" line: wall time, CPU used by the program, CPU used by
+# everything else meanwhile (other processes on this 2-core machine disturb the
+# measurements). A disturbed run (others > 25% of the wall time) is discarded and
+# the program run once more after the machine goes idle; the second run is kept.
+# No more waiting or reruns once the rounds have taken BENCH_BUDGET seconds (default 200).
 run() {
   local label=$1 limit=$2
   shift 2
-  echo ">> $label" >&2
+  local attempt rc t0 b0 c0 t1 b1 c1 me=$BASHPID line tmp=$pbuild/.run.out
+  for attempt in 1 2; do
+    echo ">> $label" >&2
+    t0=$(date +%s.%N); b0=$(busy_ticks); c0=$(child_ticks "$me")
+    timeout "$limit" "$@" > "$tmp" 2>&1
+    rc=$?
+    t1=$(date +%s.%N); b1=$(busy_ticks); c1=$(child_ticks "$me")
+    line=$(awk -v l="$label" -v t0="$t0" -v t1="$t1" -v b="$((b1 - b0))" -v c="$((c1 - c0))" \
+      -v hz="$(getconf CLK_TCK)" 'BEGIN { o = (b - c) / hz; if (o < 0) o = 0; w = t1 - t0;
+        printf "# cpu: %s: wall %.1f s, program %.1f s, others %.1f s%s\n", l, w, c / hz, o,
+               (o > 0.25 * w && o > 0.3) ? " (disturbed)" : "" }')
+    if [ "$attempt" = 1 ] && [[ "$line" == *"(disturbed)" ]] && [ "$(date +%s)" -lt "$deadline" ]; then
+      echo "# discarded a disturbed run: ${line#\# cpu: }; running it again" >> "$raw"
+      wait_idle
+      continue
+    fi
+    break
+  done
   echo "# --- $label" >> "$raw"
-  local t0 b0 c0 t1 b1 c1 me=$BASHPID
-  t0=$(date +%s.%N); b0=$(busy_ticks); c0=$(child_ticks "$me")
-  timeout "$limit" "$@" 2>&1 | tee -a "$raw"
-  local rc=${PIPESTATUS[0]}
-  t1=$(date +%s.%N); b1=$(busy_ticks); c1=$(child_ticks "$me")
-  awk -v l="$label" -v t0="$t0" -v t1="$t1" -v b="$((b1 - b0))" -v c="$((c1 - c0))" -v hz="$(getconf CLK_TCK)" \
-    'BEGIN { o = (b - c) / hz; if (o < 0) o = 0; printf "# cpu: %s: wall %.1f s, program %.1f s, others %.1f s\n", l, t1 - t0, c / hz, o }' >> "$raw"
+  cat "$tmp" | tee -a "$raw"
+  echo "$line" >> "$raw"
+  rm -f "$tmp"
   if [ "$rc" -ne 0 ]; then log "# FAILED: $label exited with status $rc"; fi
   return 0
 }
 
 # Other processes on a 2-core machine spoil the numbers: wait (up to BENCH_WAIT_IDLE
-# seconds, default 60) until less than a fifth of a core is busy over 2 s.
+# seconds, default 30) until less than a fifth of a core is busy over 2 s.
 wait_idle() {
-  local limit=${BENCH_WAIT_IDLE:-60} waited=0 b0 b1
+  local limit=${BENCH_WAIT_IDLE:-30} waited=0 b0 b1 left=$((deadline - $(date +%s)))
+  [ "$left" -lt "$limit" ] && limit=$left
+  [ "$limit" -le 0 ] && return 0
   while :; do
     b0=$(busy_ticks); sleep 2; b1=$(busy_ticks)
     if [ $((b1 - b0)) -le $(( $(getconf CLK_TCK) * 2 / 5 )) ]; then break; fi
@@ -186,6 +205,7 @@ w3_round() {
   fi
   return 0
 }
+deadline=$(($(date +%s) + ${BENCH_BUDGET:-200}))
 for round in $(seq 1 "$rounds"); do
   wait_idle
   log "# ==== round $round of $rounds: W1"

@@ -165,24 +165,11 @@ bool is_elementwise(Prim p) {
   return f == Family::unary || f == Family::binary || f == Family::select || f == Family::convert;
 }
 
-// How many operands a primitive takes; -1 for any number (concatenate).
-int arity(Prim p) {
-  switch (info(p).family) {
-    case Family::binary:
-    case Family::linalg: return 2;
-    case Family::select: return 3;
-    case Family::layout:
-      if (p == Prim::concatenate) return -1;
-      if (p == Prim::take || p == Prim::dynamic_slice) return 2;
-      return p == Prim::dynamic_update_slice ? 3 : 1;
-    default: return 1;
-  }
-}
-
 // The list parameters, by their name in the text.
 constexpr std::pair<std::string_view, nx::Shape Params::*> list_params[] = {
     {"axes", &Params::axes},   {"shape", &Params::shape}, {"starts", &Params::starts}, {"stops", &Params::stops},
-    {"steps", &Params::steps}, {"lo", &Params::lo},       {"hi", &Params::hi}};
+    {"steps", &Params::steps}, {"lo", &Params::lo},       {"hi", &Params::hi},
+    {"interior", &Params::interior}};
 
 // A use of a value: its index in the program, its number in the text.
 struct Ref {
@@ -449,7 +436,7 @@ class Parser {
     fail_at(at, "unknown primitive " + quoted(name));
   }
   static void check_arity(Prim p, std::size_t n, Mark at) {
-    int want = arity(p);
+    int want = info(p).arity;
     if (want >= 0 && std::size_t(want) != n)
       fail_at(at, std::string(info(p).name) + " takes " + count(std::size_t(want), "operand") + ", given " +
                       std::to_string(n));

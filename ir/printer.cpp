@@ -36,6 +36,7 @@ std::string params_text(const Params& p) {
   if (p.steps != d.steps) s += " steps=" + list_text(p.steps);
   if (p.lo != d.lo) s += " lo=" + list_text(p.lo);
   if (p.hi != d.hi) s += " hi=" + list_text(p.hi);
+  if (p.interior != d.interior) s += " interior=" + list_text(p.interior);
   if (p.dtype != d.dtype) s += " dtype=" + std::string(nx::name(p.dtype));
   if (std::memcmp(&p.value, &d.value, sizeof(double)) != 0) s += " value=" + hex_bits(&p.value, sizeof(double));
   if (p.axis != d.axis) s += " axis=" + std::to_string(p.axis);

@@ -60,14 +60,20 @@ TensorType slice_type(Prim p, std::span<const Tensor> x, const Params& params) {
   return {x[0].dtype(), out, x[0].placement()};
 }
 
+// The interior widths of a pad: none when the parameter is empty.
+std::int64_t interior_of(const Params& params, std::size_t d) {
+  return params.interior.empty() ? 0 : params.interior[d];
+}
+
 TensorType pad_type(Prim p, std::span<const Tensor> x, const Params& params) {
   const std::size_t n = x[0].shape().size();
-  if (params.lo.size() != n || params.hi.size() != n)
+  if (params.lo.size() != n || params.hi.size() != n || (!params.interior.empty() && params.interior.size() != n))
     fail(api_of(p), "expected " + std::to_string(n) + " (before, after) widths for " + describe(x[0]));
   Shape out = x[0].shape();
   for (std::size_t d = 0; d < n; ++d) {
-    if (params.lo[d] < 0 || params.hi[d] < 0) fail(api_of(p), "pad widths must not be negative");
-    out[d] += params.lo[d] + params.hi[d];
+    if (params.lo[d] < 0 || params.hi[d] < 0 || interior_of(params, d) < 0)
+      fail(api_of(p), "pad widths must not be negative");
+    out[d] += params.lo[d] + params.hi[d] + (out[d] > 0 ? (out[d] - 1) * interior_of(params, d) : 0);
   }
   return {x[0].dtype(), out, x[0].placement()};
 }
@@ -111,6 +117,16 @@ TensorType take_type(Prim p, std::span<const Tensor> x, const Params& params) {
   out.insert(out.end(), x[1].shape().begin(), x[1].shape().end());
   out.insert(out.end(), in.begin() + params.axis + 1, in.end());
   return {x[0].dtype(), out, x[0].placement()};
+}
+
+// scatter_add(operand, indices, updates): updates has take's result shape.
+TensorType scatter_add_type(Prim p, std::span<const Tensor> x, const Params& params) {
+  check_same_dtype(p, std::array<Tensor, 2>{x[0], x[2]});
+  Tensor taken[] = {x[0], x[1]};
+  if (take_type(Prim::take, taken, params) != type_of(x[2]))
+    fail(api_of(p), "the updates " + describe(x[2]) + " do not match the indices " + describe(x[1]) + " into " +
+                        describe(x[0]));
+  return type_of(x[0]);
 }
 
 void check_starts(Prim p, const Tensor& t, const Tensor& starts) {
@@ -200,7 +216,10 @@ Tensor filled(const TensorType& type, double value) {
 
 Tensor pad_eager(Prim, std::span<const Tensor> x, const Params& params, const TensorType& type) {
   Tensor out = filled(type, params.value);
-  copy_elements(*x[0].impl(), *window(out, params.lo, x[0].shape()).impl());
+  Tensor inner = window(out, params.lo, x[0].shape());
+  auto& strides = inner.impl()->strides;  // every (interior + 1)-th element
+  for (std::size_t d = 0; d < strides.size(); ++d) strides[d] *= interior_of(params, d) + 1;
+  copy_elements(*x[0].impl(), *inner.impl());
   return out;
 }
 
@@ -250,6 +269,34 @@ Tensor take_eager(Prim, std::span<const Tensor> x, const Params& params, const T
   return out;
 }
 
+// Adds each slab of the updates into the row its index names.
+Tensor scatter_add_eager(Prim, std::span<const Tensor> x, const Params& params, const TensorType& type) {
+  Tensor out = make_tensor(type.dtype, type.shape);
+  copy_elements(*x[0].impl(), *out.impl());
+  const auto& in = *x[0].impl();
+  const std::int64_t axis = params.axis, n = in.shape[axis];
+  std::vector<std::int64_t> idx = indices_of(x[1]);
+  Shape before(in.shape.begin(), in.shape.begin() + axis), after(in.shape.begin() + axis + 1, in.shape.end());
+  Shape rows = before;
+  rows.push_back(std::int64_t(idx.size()));
+  rows.insert(rows.end(), after.begin(), after.end());
+  Tensor update_rows = reshape_eager(Prim::reshape, x.subspan(2, 1), {}, {type.dtype, rows, type.placement});
+  Shape slab = before;
+  slab.push_back(1);
+  slab.insert(slab.end(), after.begin(), after.end());
+  const Rules& add = rules(Prim::add);
+  for (std::size_t k = 0; k < idx.size(); ++k) {
+    Shape dst_at(in.shape.size(), 0), src_at(rows.size(), 0);
+    dst_at[axis] = clamp_index(idx[k], n);
+    src_at[axis] = std::int64_t(k);
+    Tensor into = window(out, dst_at, slab);
+    Tensor pair[] = {into, window(update_rows, src_at, slab)};
+    Tensor sum = add.eager(Prim::add, std::span<const Tensor>(pair), {}, type_of(into));
+    copy_elements(*sum.impl(), *into.impl());
+  }
+  return out;
+}
+
 // Starts clamped so that a window of `sizes` fits, as JAX's dynamic slices.
 Shape clamped_starts(const Tensor& starts, const Shape& shape, const Shape& sizes) {
   std::vector<std::int64_t> s = indices_of(starts);
@@ -281,6 +328,7 @@ void register_layout(Rules* table) {
   set(Prim::concatenate, {&concatenate_type, &concatenate_eager});
   set(Prim::flip, {&flip_type, &flip_eager});
   set(Prim::take, {&take_type, &take_eager});
+  set(Prim::scatter_add, {&scatter_add_type, &scatter_add_eager});
   set(Prim::dynamic_slice, {&dynamic_slice_type, &dynamic_slice_eager});
   set(Prim::dynamic_update_slice, {&dynamic_update_slice_type, &dynamic_update_slice_eager});
 }

@@ -2,6 +2,7 @@
 #include "ops/primitive.hpp"
 
 #include "ops/concrete.hpp"
+#include "ops/errors.hpp"
 #include "ops/trace.hpp"
 #include "ops/type_checks.hpp"
 
@@ -14,6 +15,10 @@ const Rules* make_table() {
   register_reductions(table);
   register_layout(table);
   register_linalg(table);
+  register_elementwise_derivatives(table);
+  register_reduction_derivatives(table);
+  register_layout_derivatives(table);
+  register_linalg_derivatives(table);
   return table;
 }
 }  // namespace
@@ -28,6 +33,9 @@ std::string to_string(const TensorType& t) { return std::string(name(t.dtype)) +
 Tensor bind(Prim p, std::span<const Tensor> operands, const Params& params) {
   const std::string_view api = info(p).api;
   check_defined(api, operands);
+  const int arity = info(p).arity;
+  if (arity >= 0 ? int(operands.size()) != arity : operands.empty())
+    fail(api, "takes " + std::to_string(arity) + " operands, got " + std::to_string(operands.size()));
   const Rules& r = rules(p);
   TensorType type = r.type(p, operands, params);
   bool traced = trace_depth() > 0;

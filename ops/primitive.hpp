@@ -12,12 +12,12 @@
 namespace nx::ops {
 
 enum class Prim : std::uint8_t {
-#define PRIM(id, api, kind, accepts, result, flags) id,
+#define PRIM(id, api, kind, arity, accepts, result, flags) id,
 #include "ops/primitives.def"
 #undef PRIM
 };
 inline constexpr int prim_count = 0
-#define PRIM(id, api, kind, accepts, result, flags) +1
+#define PRIM(id, api, kind, arity, accepts, result, flags) +1
 #include "ops/primitives.def"
 #undef PRIM
     ;
@@ -28,19 +28,22 @@ enum class Family : std::uint8_t { unary, binary, select, convert, reduce, arg, 
 enum DTypeClass : std::uint8_t { B = 1, S = 2, U = 4, F = 8, C = 16 };
 enum class ResultDType : std::uint8_t { Same, Bool, Real, Param, Int32 };
 enum PrimFlag : std::uint8_t { Linear = 1, Commutative = 2, NoDiff = 4 };
+// A primitive that is NoDiff has no tangent (its results are integers or
+// booleans, or it stops derivatives); one that is Linear has a transpose rule.
 
 struct PrimInfo {
   std::string_view name;  // as in program text
   std::string_view api;   // the nx:: function, first in error messages
   Family family;
+  int arity;  // -1: any number
   std::uint8_t accepts;
   ResultDType result;
   std::uint8_t flags;
 };
 
 inline constexpr PrimInfo prim_infos[] = {
-#define PRIM(id, api, kind, accepts, result, flags) \
-  {#id, api, Family::kind, std::uint8_t(accepts), ResultDType::result, std::uint8_t(flags)},
+#define PRIM(id, api, kind, arity, accepts, result, flags) \
+  {#id, api, Family::kind, arity, std::uint8_t(accepts), ResultDType::result, std::uint8_t(flags)},
 #include "ops/primitives.def"
 #undef PRIM
 };
@@ -58,6 +61,7 @@ struct Params {
   Shape shape;               // reshape/broadcast: target; dynamic_slice: sizes
   Shape starts, stops, steps;  // slice
   Shape lo, hi;              // pad: widths before and after, per axis
+  Shape interior;            // pad: elements inserted between neighbours, per axis
   DType dtype = DType::float32;  // convert: the target
   double value = 0;          // pad: the fill value
   std::int64_t axis = 0;     // concatenate, take, argmax, argmin
@@ -82,6 +86,19 @@ struct Rules {
   TensorType (*type)(Prim, std::span<const Tensor>, const Params&) = nullptr;
   // Computes the result on concrete operands (whose type was checked).
   Tensor (*eager)(Prim, std::span<const Tensor>, const Params&, const TensorType&) = nullptr;
+  // The forward derivative: the result's tangent from the operands (primals),
+  // their tangents and the result. An undefined tangent is a symbolic zero,
+  // in the operands and in what the rule returns. Written with nx functions,
+  // so it runs under whatever traces are active (higher order, staging).
+  Tensor (*jvp)(Prim, std::span<const Tensor> primals, std::span<const Tensor> tangents, const Params&,
+                const Tensor& result) = nullptr;
+  // The transpose of a primitive linear in some operands: from the result's
+  // cotangent `ct`, the cotangent of each linear operand. `operands` holds
+  // the values of the others (fixed) and an undefined handle for each linear
+  // one; `types` the types of all. Writes cts[i] for linear operands (an
+  // undefined handle: no contribution).
+  void (*transpose)(Prim, const Tensor& ct, std::span<const Tensor> operands, std::span<const TensorType> types,
+                    const Params&, std::span<Tensor> cts) = nullptr;
 };
 const Rules& rules(Prim p);
 
@@ -97,5 +114,9 @@ void register_elementwise(Rules* table);
 void register_reductions(Rules* table);
 void register_layout(Rules* table);
 void register_linalg(Rules* table);
+void register_elementwise_derivatives(Rules* table);
+void register_reduction_derivatives(Rules* table);
+void register_layout_derivatives(Rules* table);
+void register_linalg_derivatives(Rules* table);
 
 }  // namespace nx::ops

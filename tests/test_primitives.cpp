@@ -26,10 +26,20 @@ TEST_CASE("every primitive has a unique name, an nx:: api and its rules") {
     const PrimInfo& I = info(Prim(i));
     INFO(I.name);
     CHECK(names.insert(I.name).second);
-    CHECK(I.api.starts_with("nx::"));
+    CHECK((I.api.starts_with("nx::") || I.api.starts_with("rune::")));
     CHECK(I.accepts != 0);
     CHECK(rules(Prim(i)).type != nullptr);
     CHECK(rules(Prim(i)).eager != nullptr);
+  }
+}
+
+TEST_CASE("every primitive has a derivative or is marked as having none; linear ones transpose") {
+  for (int i = 0; i < prim_count; ++i) {
+    const PrimInfo& I = info(Prim(i));
+    INFO(I.name);
+    CHECK(rules(Prim(i)).jvp != nullptr);  // NoDiff primitives have one that gives no tangent
+    if (I.flags & Linear) CHECK(rules(Prim(i)).transpose != nullptr);
+    if (I.flags & NoDiff) CHECK(rules(Prim(i)).jvp(Prim(i), {}, {}, {}, Tensor()).defined() == false);
   }
 }
 

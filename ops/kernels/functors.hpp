@@ -133,6 +133,10 @@ template <> struct Op<Prim::sign> {
   }
 };
 
+template <> struct Op<Prim::stop_gradient> {
+  template <class T> static T scalar(T x) { return x; }
+};
+
 // Predicates: bool results, scalar only.
 template <> struct Op<Prim::isnan> {
   template <class T> static bool scalar(T x) {

@@ -9,7 +9,7 @@ Names::Names(const ir::Program& program) : numbers_(ir::number_values(program)) 
 
 // Records where each number lives and which scan runs each step program.
 void Names::index(const ir::Program& program, int scan) {
-  scans_.emplace_back(&program, scan);
+  scans_[&program] = scan;
   const std::vector<int>& mine = numbers_.at(&program);
   for (std::size_t v = 0; v < mine.size(); ++v) {
     if (mine[v] < 0) continue;
@@ -33,10 +33,11 @@ std::optional<Names::Place> Names::find(int number) const {
   return places_[std::size_t(number)];
 }
 
-int Names::scan_of(const ir::Program& program) const {
-  for (const auto& [p, scan] : scans_)
-    if (p == &program) return scan;
-  return -1;
+int Names::scan_of(const ir::Program& program) const { return scans_.at(&program); }
+
+std::string name_text(int number) {
+  std::string s(1, '%');  // (not "%" + to_string: GCC 12 warns falsely on that)
+  return s + std::to_string(number);
 }
 
 int parse_name(const std::string& word) {

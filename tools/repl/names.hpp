@@ -3,6 +3,7 @@
 // `list` prints.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,7 +24,6 @@ class Names {
   explicit Names(const ir::Program& program);
 
   int number(const ir::Program& program, int value) const { return numbers_.at(&program)[std::size_t(value)]; }
-  std::string name(const ir::Program& program, int value) const { return "%" + std::to_string(number(program, value)); }
   std::vector<int> numbers(const ir::Program& program, const std::vector<int>& values) const;
   // The value named %number, if the text shows one.
   std::optional<Place> find(int number) const;
@@ -37,10 +37,12 @@ class Names {
   void index(const ir::Program& program, int scan);
 
   ir::ValueNumbers numbers_;
-  std::vector<Place> places_;                   // by number
-  std::vector<std::pair<const ir::Program*, int>> scans_;  // step program, its scan's number
+  std::vector<Place> places_;                // by number
+  std::map<const ir::Program*, int> scans_;  // each program's scan (see scan_of)
 };
 
+// "%7" for 7.
+std::string name_text(int number);
 // Reads a value name: "%7" or "7"; throws std::invalid_argument otherwise.
 int parse_name(const std::string& word);
 

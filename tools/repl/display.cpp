@@ -1,0 +1,43 @@
+#include "tools/repl/display.hpp"
+
+#include <ostream>
+
+#include "rune/nx.hpp"
+
+namespace rune::repl {
+
+std::string value_text(const Produced& p) {
+  std::string s = name_text(p.number) + " = " + nx::to_string(p.value);
+  if (!p.where.empty()) s += "   (" + p.where + ")";
+  return s;
+}
+
+void show_results(std::ostream& out, const std::vector<Produced>& results) {
+  for (const Produced& r : results) out << "return " << value_text(r) << '\n';
+}
+
+namespace {
+
+// What the next action is about, as the first line says it.
+std::string subject(const Stepper::Next& next) {
+  std::string in = next.where.empty() ? "" : " (" + next.where + ")";
+  const std::string shown = next.shown >= 0 ? name_text(next.shown) : "a value the text does not show";
+  switch (next.kind) {
+    case Stepper::Kind::equation: return "before " + shown + in;
+    case Stepper::Kind::start_scan: return "before scan " + shown + in;
+    case Stepper::Kind::next_row: return "before " + next.where;
+    case Stepper::Kind::end_scan: return "before the end of scan " + shown + in;
+    case Stepper::Kind::done: break;
+  }
+  return "the program has finished";
+}
+
+}  // namespace
+
+void show_next(std::ostream& out, const Stepper::Next& next, const Listing& listing) {
+  out << subject(next) << '\n';
+  if (next.kind == Stepper::Kind::end_scan || next.kind == Stepper::Kind::done || next.shown < 0) return;
+  for (const std::string& line : listing.definition(next.shown)) out << "  " << line << '\n';
+}
+
+}  // namespace rune::repl

@@ -1,0 +1,314 @@
+#include "tools/repl/session.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <ostream>
+#include <sstream>
+
+#include "ir/text.hpp"
+#include "ops/primitive.hpp"
+#include "tools/repl/display.hpp"
+#include "tools/repl/tensor_text.hpp"
+
+namespace rune::repl {
+
+struct Session::Command {
+  std::vector<std::string> names;  // the name, then its short forms
+  std::string usage, summary;
+  void (Session::*handler)(const std::string& args);
+};
+
+const std::vector<Session::Command>& Session::commands() {
+  static const std::vector<Command> table = {
+      {{"load"}, "load FILE", "load a program file (the text of rune::save_program)", &Session::load},
+      {{"list", "show"}, "list", "print the program", &Session::list},
+      {{"run", "r"}, "run ARGS", "start on ARGS and go on to a breakpoint or the end", &Session::run_command},
+      {{"start"}, "start ARGS", "start on ARGS, stopped before the first equation", &Session::start},
+      {{"step", "s"}, "step [N]", "take one action (or N), showing the values defined", &Session::step},
+      {{"continue", "c"}, "continue", "go on to the next breakpoint or the end", &Session::continue_command},
+      {{"break", "b"}, "break [%n ...]", "stop before the equation defining %n (alone: list)", &Session::break_command},
+      {{"delete", "d"}, "delete [%n ...]", "remove the breakpoint at %n (alone: all)", &Session::delete_command},
+      {{"print", "p"}, "print [%n ...]", "show each %n's current value (alone: the program)", &Session::print},
+      {{"where"}, "where", "show the next action", &Session::where},
+      {{"reset"}, "reset", "restart on the same arguments, stopped at the start", &Session::reset},
+      {{"help", "h"}, "help", "this text", &Session::help},
+      {{"quit", "q", "exit"}, "quit", "leave (the end of the input leaves too)", &Session::quit},
+  };
+  return table;
+}
+
+namespace {
+
+const char* help_notes =
+    "ARGS are tensors written as the printer writes them, separated by commas:\n"
+    "  run float64 [3] [1, 2, 3], float64 [] 2\n"
+    "Values are named %n as list prints them. A step shows each value it defines,\n"
+    "and for a value of a scan's step, its row of each scan (innermost first):\n"
+    "  %6 = float64 [] 1   (row 0 of %2)\n"
+    "Stepping onto a scan enters its step, binding row 0's parameters. After a\n"
+    "row's last equation, a step begins the next row; after the last row, it\n"
+    "defines the scan's outputs. A breakpoint in a step stops on every row; one\n"
+    "at a step's parameter, before each row. A finished run shows its results:\n"
+    "  return %3 = float64 [4] [1, 5, 14, 30]\n";
+
+std::string trimmed(const std::string& s) {
+  std::size_t first = s.find_first_not_of(" \t");
+  if (first == std::string::npos) return "";
+  return s.substr(first, s.find_last_not_of(" \t") - first + 1);
+}
+
+// The words of a list such as "%2 %3" or "%2, %3".
+std::vector<std::string> words(const std::string& args) {
+  std::istringstream in(args);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) {
+    while (!w.empty() && w.back() == ',') w.pop_back();
+    if (!w.empty()) out.push_back(w);
+  }
+  return out;
+}
+
+void no_arguments(const char* command, const std::string& args) {
+  if (!args.empty()) throw std::invalid_argument(std::string(command) + " takes no arguments");
+}
+
+// "step 3": a count from 1.
+int count_of(const std::string& args) {
+  if (args.empty()) return 1;
+  int n = 0;
+  auto [end, error] = std::from_chars(args.data(), args.data() + args.size(), n);
+  if (error != std::errc() || end != args.data() + args.size() || n < 1)
+    throw std::invalid_argument("step takes a count of steps, such as step 3");
+  return n;
+}
+
+// "(%0 : float64 [4]) -> (%3 : float64 [4])": what the program takes and returns.
+std::string signature(const ir::Program& p, const Names& names) {
+  auto typed = [&](const std::vector<int>& values) {
+    std::string s;
+    for (int v : values) {
+      if (!s.empty()) s += ", ";
+      s += name_text(names.number(p, v)) + " : " + nx::ops::to_string(p.types[std::size_t(v)]);
+    }
+    return "(" + s + ")";
+  };
+  return typed(p.params) + " -> " + typed(p.results);
+}
+
+bool is_parameter(const ir::Program& p, int value) { return std::ranges::find(p.params, value) != p.params.end(); }
+
+}  // namespace
+
+Session::Session(std::ostream& out) : out_(out) {}
+Session::~Session() = default;
+
+void Session::run(LineSource& in) {
+  while (!quitting_)
+    if (std::optional<std::string> line = in.read_line(prompt)) execute(*line);
+    else return;
+}
+
+void Session::execute(const std::string& line) {
+  const std::string text = trimmed(line);
+  if (text.empty() || text[0] == '#') return;
+  const std::size_t space = text.find_first_of(" \t");
+  const std::string name = text.substr(0, space);
+  const Command* command = find_command(name);
+  if (!command) {
+    out_ << "unknown command '" << name << "'; type help\n";
+    return;
+  }
+  try {
+    (this->*command->handler)(space == std::string::npos ? "" : trimmed(text.substr(space)));
+  } catch (const std::exception& e) {  // every failure is a message; the session goes on
+    out_ << e.what() << '\n';
+  }
+}
+
+const Session::Command* Session::find_command(const std::string& name) {
+  for (const Command& c : commands())
+    for (const std::string& n : c.names)
+      if (n == name) return &c;
+  return nullptr;
+}
+
+// ---- the program
+
+void Session::help(const std::string& args) {
+  no_arguments("help", args);
+  out_ << "commands (short forms first):\n";
+  for (const Command& c : commands()) {
+    std::string head;
+    for (std::size_t i = 1; i < c.names.size(); ++i) head += c.names[i] + ", ";
+    head += c.usage;
+    out_ << "  " << head << std::string(head.size() < 24 ? 24 - head.size() : 1, ' ') << c.summary << '\n';
+  }
+  out_ << help_notes;
+}
+
+void Session::load(const std::string& args) {
+  if (args.empty()) throw std::invalid_argument("load takes a file name");
+  rune::Program loaded = rune::load_program(args);
+  program_ = loaded.shared();
+  text_ = rune::to_string(loaded);
+  names_ = std::make_unique<Names>(*program_);
+  listing_ = std::make_unique<Listing>(text_);
+  breakpoints_.clear();
+  run_.reset();
+  out_ << "loaded " << args << ": " << signature(*program_, *names_) << '\n';
+}
+
+void Session::list(const std::string& args) {
+  no_arguments("list", args);
+  require_program();
+  out_ << text_;
+}
+
+void Session::require_program() const {
+  if (!program_) throw std::invalid_argument("no program is loaded; use load FILE");
+}
+
+// ---- running
+
+void Session::run_command(const std::string& args) {
+  begin(args);
+  go_on(true);
+}
+
+void Session::start(const std::string& args) {
+  begin(args);
+  show_next(out_, run_->next(), *listing_);
+}
+
+void Session::reset(const std::string& args) {
+  no_arguments("reset", args);
+  std::vector<nx::Tensor> same = require_running().arguments();
+  run_ = std::make_unique<Stepper>(program_, same);
+  show_next(out_, run_->next(), *listing_);
+}
+
+void Session::begin(const std::string& args) {
+  require_program();
+  run_ = std::make_unique<Stepper>(program_, parse_tensors(args));
+}
+
+void Session::step(const std::string& args) {
+  const int count = count_of(args);
+  Stepper& run = require_unfinished();
+  for (int i = 0; i < count && !run.finished(); ++i)
+    for (const Produced& p : run.step()) out_ << value_text(p) << '\n';
+  if (run.finished()) show_results(out_, run.results());
+}
+
+void Session::continue_command(const std::string& args) {
+  no_arguments("continue", args);
+  require_unfinished();
+  go_on(false);
+}
+
+// Steps until the next action defines a breakpoint's value (not checking
+// the first action when continuing from a stop) or the program finishes.
+void Session::go_on(bool check_first) {
+  for (bool check = check_first; !run_->finished(); check = true) {
+    Stepper::Next next = run_->next();
+    for (int n : next.defines)
+      if (check && breakpoints_.count(n)) {
+        out_ << "stopped at breakpoint " << name_text(n) << '\n';
+        return show_next(out_, next, *listing_);
+      }
+    run_->step();
+  }
+  show_results(out_, run_->results());
+}
+
+void Session::where(const std::string& args) {
+  no_arguments("where", args);
+  show_next(out_, require_running().next(), *listing_);
+}
+
+Stepper& Session::require_running() const {
+  require_program();
+  if (!run_) throw std::invalid_argument("no run has started; use run ARGS or start ARGS");
+  return *run_;
+}
+
+Stepper& Session::require_unfinished() const {
+  Stepper& run = require_running();
+  if (run.finished()) throw std::invalid_argument("the program has finished; run, start or reset begins again");
+  return run;
+}
+
+// ---- breakpoints and values
+
+void Session::break_command(const std::string& args) {
+  require_program();
+  if (args.empty()) return list_breakpoints();
+  for (const std::string& word : words(args)) {
+    const int n = existing_value(word);
+    const Names::Place place = *names_->find(n);
+    if (place.program == program_.get() && is_parameter(*place.program, place.value))
+      throw std::invalid_argument(name_text(n) + " is a parameter of the program: it has its value from the start");
+    breakpoints_.insert(n);
+    out_ << "breakpoint at " << name_text(n) << '\n';
+  }
+}
+
+void Session::list_breakpoints() {
+  if (breakpoints_.empty()) {
+    out_ << "no breakpoints\n";
+    return;
+  }
+  out_ << "breakpoints:";
+  for (int n : breakpoints_) out_ << ' ' << name_text(n);
+  out_ << '\n';
+}
+
+void Session::delete_command(const std::string& args) {
+  if (args.empty()) {
+    breakpoints_.clear();
+    out_ << "deleted all breakpoints\n";
+    return;
+  }
+  for (const std::string& word : words(args)) {
+    const int n = parse_name(word);
+    if (!breakpoints_.erase(n)) throw std::invalid_argument("no breakpoint at " + name_text(n));
+    out_ << "deleted breakpoint at " << name_text(n) << '\n';
+  }
+}
+
+void Session::print(const std::string& args) {
+  if (args.empty()) return list(args);
+  for (const std::string& word : words(args)) print_value(existing_value(word));
+}
+
+void Session::print_value(int number) const {
+  const std::string name = name_text(number);
+  if (!run_) {
+    out_ << name << " is not computed: no run has started\n";
+  } else if (std::optional<Produced> value = run_->value(number)) {
+    out_ << value_text(*value) << '\n';
+  } else if (run_->running(number)) {
+    out_ << name << " is not computed yet\n";
+  } else {
+    const int scan = names_->scan_of(*names_->find(number)->program);
+    out_ << name << " is not computed now: it belongs to the step of " << name_text(scan)
+         << ", which is not running\n";
+  }
+}
+
+// The number of a value the program has, from "%7" or "7".
+int Session::existing_value(const std::string& word) const {
+  require_program();
+  const int n = parse_name(word);
+  if (!names_->find(n))
+    throw std::invalid_argument("no value " + name_text(n) + ": the program has %0 to " +
+                                name_text(names_->count() - 1));
+  return n;
+}
+
+void Session::quit(const std::string& args) {
+  no_arguments("quit", args);
+  quitting_ = true;
+}
+
+}  // namespace rune::repl

@@ -1,0 +1,71 @@
+// The debugger's commands: one Session holds the loaded program, the
+// breakpoints and the run, and executes command lines, writing what they
+// show to a stream. A failing command prints its error and changes nothing;
+// no input ends the session but `quit` or the end of the input.
+#pragma once
+
+#include <iosfwd>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tools/repl/line_source.hpp"
+#include "tools/repl/listing.hpp"
+#include "tools/repl/stepper.hpp"
+
+namespace rune::repl {
+
+class Session {
+ public:
+  static constexpr const char* prompt = "(rune) ";
+
+  explicit Session(std::ostream& out);
+  ~Session();
+
+  // Executes one command line (blank lines and `# comments` do nothing).
+  void execute(const std::string& line);
+  // Reads and executes lines until `quit` or the end of the input.
+  void run(LineSource& in);
+  bool quitting() const { return quitting_; }
+
+ private:
+  struct Command;
+  static const std::vector<Command>& commands();
+  static const Command* find_command(const std::string& name);
+
+  // The commands, one per function; `args` is the rest of the line.
+  void help(const std::string& args);
+  void load(const std::string& args);
+  void list(const std::string& args);
+  void run_command(const std::string& args);
+  void start(const std::string& args);
+  void step(const std::string& args);
+  void continue_command(const std::string& args);
+  void break_command(const std::string& args);
+  void delete_command(const std::string& args);
+  void print(const std::string& args);
+  void where(const std::string& args);
+  void reset(const std::string& args);
+  void quit(const std::string& args);
+
+  std::ostream& out_;
+  std::shared_ptr<const ir::Program> program_;
+  std::string text_;  // the program as printed
+  std::unique_ptr<Names> names_;
+  std::unique_ptr<Listing> listing_;
+  std::set<int> breakpoints_;
+  std::unique_ptr<Stepper> run_;
+  bool quitting_ = false;
+
+  void require_program() const;
+  Stepper& require_running() const;
+  Stepper& require_unfinished() const;
+  int existing_value(const std::string& word) const;
+  void begin(const std::string& args);
+  void go_on(bool check_first);
+  void list_breakpoints();
+  void print_value(int number) const;
+};
+
+}  // namespace rune::repl
