@@ -288,6 +288,11 @@ def main():
       "`C++ STREAM copy b = a` in `bench_w3` (the same loop as the peers' `w3_floor`, which GCC "
       "turns into a `memcpy` call).")
     w("")
+    w(f"Cache note: this VM reports an L3 of {l3 or 'unknown size'}; 40 MB operands are then partly "
+      "cache-resident, so these GB/s (all rows alike) sit above what streaming from DRAM gives. The peers' "
+      "own `../shared/peers/RESULTS.md` was measured on a different machine (AMD EPYC, 32 MiB L3): compare "
+      "only rows of this run.")
+    w("")
     add_rows = [r for r in rows if r.workload == "W3add" or (r.workload == "W3" and "STREAM" in r.impl)]
     verdicts = []
     for th in (2, 1):

@@ -23,7 +23,7 @@ nx::Tensor type_only(const TensorType& type) {
   return nx::Tensor(std::move(t));
 }
 
-StagingTrace::StagingTrace(std::string_view entry_point) : Trace(entry_point, true) {}
+StagingTrace::StagingTrace(std::string_view entry_point, bool stages) : Trace(entry_point, stages) {}
 
 nx::Tensor StagingTrace::stand_in(int value) {
   nx::Tensor t = type_only(program_.types[std::size_t(value)]);

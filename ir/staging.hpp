@@ -15,7 +15,11 @@ namespace rune::ir {
 
 class StagingTrace final : public Trace {
  public:
-  explicit StagingTrace(std::string_view entry_point);
+  // A staging trace that `stages` owns every value made while it is the
+  // innermost staging trace (omnistaging: what a traced function computes
+  // from constants is recorded too); one that does not records only
+  // operations on its own values (the linear part of a derivative).
+  explicit StagingTrace(std::string_view entry_point, bool stages = true);
 
   // A new parameter of the program, as a stand-in.
   nx::Tensor add_param(const TensorType& type);

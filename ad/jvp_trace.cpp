@@ -1,0 +1,59 @@
+#include "ad/jvp_trace.hpp"
+
+#include "ops/errors.hpp"
+
+namespace rune::ad {
+
+namespace {
+struct JvpTracer final : nx::detail::Tracer {
+  nx::Tensor value, tangent;
+  std::string_view by;
+  JvpTracer(nx::Tensor v, nx::Tensor t, std::string_view b) : value(std::move(v)), tangent(std::move(t)), by(b) {}
+  boost::intrusive_ptr<nx::detail::TensorImpl> primal() const override {
+    return boost::intrusive_ptr<nx::detail::TensorImpl>(value.impl());
+  }
+  std::string_view traced_by() const override { return by; }
+};
+}  // namespace
+
+JvpTrace::JvpTrace(std::string_view entry_point) : Trace(entry_point, false) {}
+
+nx::Tensor JvpTrace::wrap(const nx::Tensor& primal, const nx::Tensor& tangent) {
+  if (!tangent.defined()) return primal;
+  boost::intrusive_ptr<nx::detail::TensorImpl> t(new nx::detail::TensorImpl);
+  const auto& p = *primal.impl();
+  t->dtype = p.dtype;
+  t->shape = p.shape;
+  t->placement = p.placement;
+  boost::intrusive_ptr<JvpTracer> tracer(new JvpTracer(primal, tangent, entry_point()));
+  adopt(*tracer);
+  t->tracer = tracer;
+  return nx::Tensor(std::move(t));
+}
+
+nx::Tensor JvpTrace::primal_of(const nx::Tensor& t) const {
+  return owns(t) ? static_cast<const JvpTracer&>(*t.impl()->tracer).value : t;
+}
+
+nx::Tensor JvpTrace::tangent_of(const nx::Tensor& t) const {
+  return owns(t) ? static_cast<const JvpTracer&>(*t.impl()->tracer).tangent : nx::Tensor();
+}
+
+nx::Tensor JvpTrace::process(ir::Prim p, std::span<const nx::Tensor> operands, const ir::Params& params,
+                             const ir::TensorType&) {
+  std::vector<nx::Tensor> primals, tangents;
+  for (const nx::Tensor& t : operands) {
+    primals.push_back(primal_of(t));
+    tangents.push_back(tangent_of(t));
+  }
+  nx::Tensor out = nx::ops::bind(p, primals, params);
+  const auto& rules = nx::ops::rules(p);
+  if (!rules.jvp) nx::ops::fail(entry_point(), std::string(nx::ops::info(p).api) + " has no derivative");
+  return wrap(out, rules.jvp(p, primals, tangents, params, out));
+}
+
+std::vector<nx::Tensor> JvpTrace::process_construct(const ir::Equation&, std::span<const nx::Tensor>) {
+  nx::ops::fail(entry_point(), "differentiating rune::scan is not supported yet");
+}
+
+}  // namespace rune::ad

@@ -1,0 +1,73 @@
+#include "ad/transpose.hpp"
+
+#include "ops/derivatives.hpp"
+#include "ops/errors.hpp"
+
+namespace rune::ad {
+
+namespace {
+
+struct Transposer {
+  const ir::Program& p;
+  std::vector<nx::Tensor> fixed;      // by value index: values of the fixed values
+  std::vector<bool> linear;           // by value index
+  std::vector<nx::Tensor> cotangent;  // by value index: the sum so far (undefined: none)
+
+  void contribute(int v, const nx::Tensor& ct) {
+    if (!ct.defined()) return;
+    nx::Tensor& sum = cotangent[std::size_t(v)];
+    sum = sum.defined() ? sum + ct : ct;
+  }
+
+  void equation(const ir::Equation& eq) {
+    if (eq.kind != ir::OpKind::primitive)
+      nx::ops::fail("rune::grad", "transposing rune::scan is not supported yet");
+    const nx::Tensor ct = cotangent[std::size_t(eq.outputs[0])];
+    if (!ct.defined()) return;
+    std::vector<nx::Tensor> operands;
+    std::vector<ir::TensorType> types;
+    for (int v : eq.inputs) {
+      operands.push_back(linear[std::size_t(v)] ? nx::Tensor() : fixed[std::size_t(v)]);
+      types.push_back(p.types[std::size_t(v)]);
+    }
+    const auto& rules = nx::ops::rules(eq.prim);
+    if (!rules.transpose)
+      nx::ops::fail("rune::grad", std::string(nx::ops::info(eq.prim).api) + " is not linear and cannot be transposed");
+    std::vector<nx::Tensor> cts(eq.inputs.size());
+    rules.transpose(eq.prim, ct, operands, types, eq.params, cts);
+    for (std::size_t i = 0; i < eq.inputs.size(); ++i)
+      if (linear[std::size_t(eq.inputs[i])]) contribute(eq.inputs[i], cts[i]);
+  }
+};
+
+}  // namespace
+
+std::vector<nx::Tensor> transpose(const ir::Program& linear, std::size_t linear_count,
+                                  std::span<const nx::Tensor> fixed, std::span<const nx::Tensor> result_cotangents) {
+  Transposer t{linear, std::vector<nx::Tensor>(linear.types.size()), std::vector<bool>(linear.types.size(), false),
+               std::vector<nx::Tensor>(linear.types.size())};
+  for (std::size_t i = 0; i < linear.params.size(); ++i) {
+    if (i < linear_count) t.linear[std::size_t(linear.params[i])] = true;
+    else t.fixed[std::size_t(linear.params[i])] = fixed[i - linear_count];
+  }
+  // Forward: which values are linear; constants are fixed values.
+  for (const ir::Equation& eq : linear.equations) {
+    if (eq.kind == ir::OpKind::constant) t.fixed[std::size_t(eq.outputs[0])] = eq.constant;
+    bool any = false;
+    for (int v : eq.inputs) any = any || t.linear[std::size_t(v)];
+    for (int v : eq.outputs) t.linear[std::size_t(v)] = any;
+  }
+  for (std::size_t i = 0; i < linear.results.size(); ++i)
+    if (t.linear[std::size_t(linear.results[i])]) t.contribute(linear.results[i], result_cotangents[i]);
+  for (auto eq = linear.equations.rbegin(); eq != linear.equations.rend(); ++eq)
+    if (eq->kind != ir::OpKind::constant) t.equation(*eq);
+  std::vector<nx::Tensor> out;
+  for (std::size_t i = 0; i < linear_count; ++i) {
+    const int v = linear.params[i];
+    out.push_back(t.cotangent[std::size_t(v)].defined() ? t.cotangent[std::size_t(v)]
+                                                         : nx::ops::zeros_of(linear.types[std::size_t(v)]));
+  }
+  return out;
+}
+
+}  // namespace rune::ad
