@@ -1,0 +1,164 @@
+// Differentiation semantics: grad runs f once per call and differentiates
+// the path taken; nesting; structures in and out; conventions (+0, -0, ties,
+// abs at 0); errors; staging under rune::program.
+#include <map>
+#include <optional>
+
+#include "helpers.hpp"
+#include <rune/rune.hpp>
+
+using nx::Tensor;
+using namespace test;
+
+namespace {
+Tensor v4() { return f64({4}, {1, 2, 3, 4}); }
+struct Layer {
+  Tensor w, b;
+  int width = 2;
+};
+RUNE_TREE(Layer, w, b, width);
+}  // namespace
+
+TEST_CASE("grad runs the objective once per call, and reads primals") {
+  int runs = 0;
+  auto loss = [&](const Tensor& v) {
+    ++runs;
+    return nx::sum(v * v);
+  };
+  CHECK(text(rune::grad(loss, v4())) == "float64 [4] [2, 4, 6, 8]");
+  CHECK(text(rune::grad(loss)(v4())) == "float64 [4] [2, 4, 6, 8]");
+  CHECK(runs == 2);
+  auto piecewise = [](const Tensor& v) { return nx::item(v) > 0. ? nx::sum(v * v) : nx::sum(-v); };
+  CHECK(text(rune::grad(piecewise, nx::scalar(nx::float64, 3.))) == "float64 [] 6");
+  CHECK(text(rune::grad(piecewise, nx::scalar(nx::float64, -2.))) == "float64 [] -1");
+}
+
+TEST_CASE("value_and_grad, value_and_grad_aux, vjp and jvp") {
+  auto [value, g] = rune::value_and_grad([](const Tensor& v) { return nx::sum(nx::exp(v)); }, nx::zeros(nx::float64, {2}));
+  CHECK(text(value) == "float64 [] 2");
+  CHECK(text(g) == "float64 [2] [1, 1]");
+  auto [v2, g2, aux] = rune::value_and_grad_aux(
+      [](const Tensor& v) { return std::pair{nx::sum(v * v), std::pair{v * 3., 7}}; }, v4());
+  CHECK(text(v2) == "float64 [] 30");
+  CHECK(text(g2) == "float64 [4] [2, 4, 6, 8]");
+  CHECK(text(aux.first) == "float64 [4] [3, 6, 9, 12]");
+  CHECK_FALSE(aux.first.is_traced());
+  CHECK(aux.second == 7);
+  auto [y, pullback] = rune::vjp([](const Tensor& v) { return std::pair{v * 2., nx::sum(v)}; }, v4());
+  CHECK(text(y.first) == "float64 [4] [2, 4, 6, 8]");
+  CHECK(text(pullback(std::pair{nx::ones(nx::float64, {4}), nx::scalar(nx::float64, 10.)})) ==
+        "float64 [4] [12, 12, 12, 12]");
+  CHECK(text(pullback(std::pair{nx::zeros(nx::float64, {4}), nx::scalar(nx::float64, 1.)})) ==
+        "float64 [4] [1, 1, 1, 1]");  // reusable
+  auto [fy, ft] = rune::jvp([](const Tensor& v) { return v * v; }, v4(), nx::ones(nx::float64, {4}));
+  CHECK(text(fy) == "float64 [4] [1, 4, 9, 16]");
+  CHECK(text(ft) == "float64 [4] [2, 4, 6, 8]");
+}
+
+TEST_CASE("pullbacks can be applied from several threads") {
+  auto [y, pullback] = rune::vjp([](const Tensor& v) { return nx::sin(v) * v; }, v4());
+  std::vector<std::string> results(4);
+  std::vector<std::thread> threads;
+  for (int k = 0; k < 4; ++k)
+    threads.emplace_back([&, k] { results[std::size_t(k)] = text(pullback(nx::full(nx::float64, {4}, double(k)))); });
+  for (auto& t : threads) t.join();
+  for (int k = 0; k < 4; ++k) CHECK(results[std::size_t(k)] == text(pullback(nx::full(nx::float64, {4}, double(k)))));
+}
+
+TEST_CASE("structures in and out") {
+  Layer layer{f64({2}, {1, 2}), nx::scalar(nx::float64, 0.5), 2};
+  Layer g = rune::grad([](const Layer& l) { return nx::sum(l.w * l.w) * l.b; }, layer);
+  CHECK(text(g.w) == "float64 [2] [1, 2]");
+  CHECK(text(g.b) == "float64 [] 5");
+  CHECK(g.width == 2);
+  std::map<std::string, Tensor> m{{"a", v4()}, {"b", nx::scalar(nx::float64, 2.)}};
+  auto gm = rune::grad([](const std::map<std::string, Tensor>& p) { return nx::sum(p.at("a")) * p.at("b"); }, m);
+  CHECK(text(gm.at("a")) == "float64 [4] [2, 2, 2, 2]");
+  CHECK(text(gm.at("b")) == "float64 [] 10");
+  std::optional<Tensor> o = v4();
+  CHECK(text(*rune::grad([](const std::optional<Tensor>& p) { return nx::sum(*p * 3.); }, o)) == "float64 [4] [3, 3, 3, 3]");
+  std::vector<Tensor> vs{v4(), nx::create(nx::int32, {2}, {1, 2})};
+  auto gv = rune::grad([](const std::vector<Tensor>& p) { return nx::sum(p[0] * nx::cast(nx::sum(p[1]), nx::float64)); }, vs);
+  CHECK(text(gv[0]) == "float64 [4] [3, 3, 3, 3]");
+  CHECK(text(gv[1]) == "int32 [2] [0, 0]");  // integer leaves get zeros
+}
+
+TEST_CASE("conventions: +0 for no contribution, no zero added, abs at 0, ties share") {
+  auto unused = rune::grad([](const std::pair<Tensor, Tensor>& p) { return nx::sum(p.first); }, std::pair{v4(), v4()});
+  CHECK(text(unused.second) == "float64 [4] [0, 0, 0, 0]");
+  CHECK_FALSE(std::signbit(nx::item(unused.second, {0})));
+  CHECK(text(rune::grad([](const Tensor& v) { return nx::sum(v * v); }, nx::scalar(nx::float64, -0.))) == "float64 [] -0");
+  CHECK(text(rune::grad([](const Tensor& v) { return nx::sum(nx::abs(v)); }, f64({3}, {-1, 0, 2}))) ==
+        "float64 [3] [-1, 0, 1]");
+  CHECK(text(rune::grad([](const Tensor& v) { return nx::max(v); }, f64({3}, {2, 5, 5}))) == "float64 [3] [0, 0.5, 0.5]");
+  CHECK(text(rune::grad([](const Tensor& v) { return nx::sum(nx::maximum(v, 1.)); }, f64({3}, {0, 1, 2}))) ==
+        "float64 [3] [0, 0.5, 1]");
+  CHECK(text(rune::grad([](const Tensor& v) { return nx::prod(v); }, f64({3}, {2, 0, 3}))) == "float64 [3] [0, 6, 0]");
+  // gradients are fresh C-order tensors
+  Tensor g = rune::grad([](const Tensor& v) { return nx::sum(v); }, nx::ones(nx::float64, {2, 3}));
+  CHECK(g.impl()->strides == nx::detail::Strides{3, 1});
+}
+
+TEST_CASE("detach stops derivatives") {
+  CHECK(text(rune::grad([](const Tensor& v) { return nx::sum(v * rune::detach(v)); }, v4())) ==
+        "float64 [4] [1, 2, 3, 4]");
+}
+
+TEST_CASE("nested transformations differentiate their own values") {
+  // d/dx [x * d/dy (x * y)] = d/dx [x * x] = 2x
+  auto outer = [](const Tensor& x) {
+    Tensor inner = rune::grad([&](const Tensor& y) { return nx::sum(x * y); }, nx::scalar(nx::float64, 3.));
+    return nx::sum(x * inner);
+  };
+  CHECK(text(rune::grad(outer, nx::scalar(nx::float64, 5.))) == "float64 [] 10");
+  // the inner gradient of a function of y alone is a constant of the outer
+  auto constant_inner = [](const Tensor& x) {
+    Tensor inner = rune::grad([](const Tensor& y) { return nx::sum(y * y); }, nx::scalar(nx::float64, 3.));
+    return nx::sum(x * inner);
+  };
+  CHECK(text(rune::grad(constant_inner, nx::scalar(nx::float64, 5.))) == "float64 [] 6");
+  CHECK(text(rune::hessian([](const Tensor& v) { return nx::sum(v * v * v); }, f64({2}, {1, 2}))) ==
+        "float64 [2, 2] [[6, 0], [0, 12]]");
+  CHECK(text(rune::jacfwd([](const Tensor& v) { return v * v; }, f64({2}, {1, 2}))) ==
+        "float64 [2, 2] [[2, 0], [0, 4]]");
+  CHECK(text(rune::jacrev([](const Tensor& v) { return nx::sum(v) * v; }, f64({2}, {1, 2}))) ==
+        "float64 [2, 2] [[4, 1], [2, 5]]");
+  // third order: d^3/dx^3 x^4 = 24 x
+  auto d = [](auto f) { return [f](const Tensor& x) { return nx::sum(rune::grad(f, x)); }; };
+  auto quartic = [](const Tensor& x) { return nx::sum(x * x * x * x); };
+  CHECK(text(rune::grad(d(d(quartic)), nx::scalar(nx::float64, 2.))) == "float64 [] 48");
+}
+
+TEST_CASE("errors") {
+  CHECK_THROWS_WITH(rune::grad([](const Tensor& v) { return v * 2.; }, f64({2}, {1, 2})),
+                    "rune::grad: the objective must return a real or complex scalar, got float64 [2]");
+  CHECK_THROWS_WITH(rune::grad([](const Tensor& v) { return nx::sum(nx::cast(v, nx::float64)); }, nx::ones(nx::int32, {2})),
+                    "rune::grad: the parameters hold no real or complex tensor");
+  auto [y, pullback] = rune::vjp([](const Tensor& v) { return std::vector<Tensor>{v, v}; }, v4());
+  CHECK_THROWS_WITH(pullback(std::vector<Tensor>{v4()}), "rune::vjp: the root: length 2 in the result, length 1 in the cotangents");
+  CHECK_THROWS_WITH(pullback(std::vector<Tensor>{v4(), nx::ones(nx::float32, {4})}),
+                    "rune::vjp: 1: dtype float64 in the result, float32 in the cotangents");
+  CHECK_THROWS_WITH(pullback(std::vector<Tensor>{v4(), nx::ones(nx::float64, {3})}),
+                    "rune::vjp: 1: shape [4] in the result, [3] in the cotangents");
+  CHECK_THROWS_WITH(rune::jvp([](const Tensor& v) { return v; }, v4(), nx::ones(nx::float64, {3})),
+                    "rune::jvp: the root: shape [4] in the parameters, [3] in the tangents");
+}
+
+TEST_CASE("check_grads compares with central differences along two directions") {
+  auto f = [](const Tensor& v) { return nx::sum(nx::sin(v) * v); };
+  CHECK(rune::check_grads(f, v4()).ok);
+  // a function whose "gradient" is wrong: a detached factor hides a term
+  auto wrong = [](const Tensor& v) { return nx::sum(v * rune::detach(v)); };
+  rune::GradCheck c = rune::check_grads(wrong, v4());
+  CHECK_FALSE(c);
+  CHECK_THAT(c.message, StartsWith("rune::check_grads: along direction 1, central differences give "));
+}
+
+TEST_CASE("under rune::program, both passes are recorded in one program") {
+  rune::Program p = rune::program(
+      [](const Tensor& x) { return rune::grad([](const Tensor& w) { return nx::sum(nx::sin(w) * w); }, x); }, v4());
+  Tensor g = rune::run(p, {v4()})[0];
+  Tensor eager = rune::grad([](const Tensor& w) { return nx::sum(nx::sin(w) * w); }, v4());
+  CHECK(text(g) == text(eager));
+  CHECK(rune::to_string(p).find("cos") != std::string::npos);
+}

@@ -1,0 +1,219 @@
+// Property tests enrolled from the primitive table: for every
+// differentiable primitive, over shapes with broadcasting and two float
+// dtypes, the gradient matches central differences, and jvp agrees with vjp
+// (<J v, w> = <v, J^T w>).
+#include <cmath>
+#include <functional>
+#include <random>
+
+#include "helpers.hpp"
+#include "ops/primitive.hpp"
+#include <rune/rune.hpp>
+
+using nx::Tensor;
+using namespace nx::ops;
+
+namespace {
+
+// One way to call a primitive: its operands (the differentiated ones are
+// the float ones) and parameters.
+struct Case {
+  Prim prim;
+  std::vector<Tensor> operands;
+  Params params;
+};
+
+Tensor uniform(nx::DType dtype, const nx::Shape& shape, double lo, double hi, std::mt19937& rng) {
+  std::uniform_real_distribution<double> u(lo, hi);
+  std::vector<double> v(std::size_t(nx::numel(shape)));
+  for (double& e : v) e = u(rng);
+  return nx::create(dtype, shape, std::span<const double>(v));
+}
+
+// The domain where a primitive is smooth, away from kinks and poles.
+std::pair<double, double> domain(Prim p) {
+  switch (p) {
+    case Prim::log: case Prim::log2: case Prim::sqrt: case Prim::rsqrt: case Prim::pow: return {0.5, 2};
+    case Prim::log1p: return {-0.5, 2};
+    case Prim::asin: case Prim::acos: return {-0.8, 0.8};
+    case Prim::tan: return {-1, 1};
+    case Prim::div: case Prim::mod: case Prim::atan2: return {0.6, 2.5};
+    default: return {-2, 2};
+  }
+}
+
+std::vector<Case> cases(nx::DType dt) {
+  std::mt19937 rng(7);
+  std::vector<Case> out;
+  for (int i = 0; i < prim_count; ++i) {
+    const Prim p = Prim(i);
+    const PrimInfo& I = info(p);
+    if ((I.flags & NoDiff) || !(I.accepts & F)) continue;
+    auto [lo, hi] = domain(p);
+    if (I.family == Family::unary || I.family == Family::convert) {
+      Params q;
+      q.dtype = nx::float64;
+      out.push_back({p, {uniform(dt, {2, 3}, lo, hi, rng)}, q});
+    } else if (I.family == Family::binary) {
+      out.push_back({p, {uniform(dt, {2, 3}, lo, hi, rng), uniform(dt, {3}, lo, hi, rng)}, {}});
+      if (p == Prim::maximum || p == Prim::minimum) {  // ties share the derivative
+        Tensor same = uniform(dt, {3}, lo, hi, rng);
+        out.push_back({p, {same, same * 1.}, {}});
+      }
+    } else if (I.family == Family::select) {
+      out.push_back({p, {nx::create(nx::bool_, {3}, {1, 0, 1}), uniform(dt, {2, 3}, -2, 2, rng), uniform(dt, {3}, -2, 2, rng)}, {}});
+    } else if (I.family == Family::reduce) {
+      Params q;
+      q.axes = {1};
+      out.push_back({p, {uniform(dt, {2, 3}, 0.5, 2, rng)}, q});
+    } else if (I.family == Family::linalg) {
+      out.push_back({p, {uniform(dt, {2, 2, 3}, -1, 1, rng), uniform(dt, {2, 3, 2}, -1, 1, rng)}, {}});
+    }
+  }
+  Tensor m = uniform(dt, {2, 3}, -2, 2, rng);
+  auto layout = [&](Prim p, std::vector<Tensor> ops, auto&& set) {
+    Params q;
+    set(q);
+    out.push_back({p, std::move(ops), q});
+  };
+  layout(Prim::reshape, {m}, [](Params& q) { q.shape = {3, 2}; });
+  layout(Prim::transpose, {m}, [](Params& q) { q.axes = {1, 0}; });
+  layout(Prim::broadcast, {nx::reshape(m, {2, 1, 3})}, [](Params& q) { q.shape = {2, 4, 3}; });
+  layout(Prim::slice, {m}, [](Params& q) { q.starts = {0, 0}, q.stops = {2, 3}, q.steps = {1, 2}; });
+  layout(Prim::pad, {m}, [](Params& q) { q.lo = {1, 0}, q.hi = {0, 2}, q.interior = {0, 1}, q.value = 5; });
+  layout(Prim::concatenate, {m, m * 2.}, [](Params& q) { q.axis = 1; });
+  layout(Prim::flip, {m}, [](Params& q) { q.axes = {0, 1}; });
+  layout(Prim::take, {m, nx::create(nx::int32, {4}, {2, 0, 2, -1})}, [](Params& q) { q.axis = 1; });
+  layout(Prim::scatter_add, {m, nx::create(nx::int32, {2}, {1, 1}), uniform(dt, {2, 2}, -1, 1, rng)},
+         [](Params& q) { q.axis = 1; });
+  layout(Prim::dynamic_slice, {m, nx::create(nx::int32, {2}, {1, 1})}, [](Params& q) { q.shape = {1, 2}; });
+  layout(Prim::dynamic_update_slice, {m, uniform(dt, {1, 2}, -1, 1, rng), nx::create(nx::int32, {2}, {1, 0})},
+         [](Params&) {});
+  return out;
+}
+
+// The differentiated operands of a case and a scalar objective over them:
+// the primitive's result weighted by a fixed tensor, summed.
+struct Objective {
+  Case c;
+  std::vector<std::size_t> inputs;  // which operands are differentiated
+  Tensor weights;
+  Tensor operator()(const std::vector<Tensor>& xs) const {
+    std::vector<Tensor> ops = c.operands;
+    for (std::size_t k = 0; k < inputs.size(); ++k) ops[inputs[k]] = xs[k];
+    Tensor y = bind(c.prim, ops, c.params);
+    return nx::sum(nx::cast(y, weights.dtype()) * weights);
+  }
+};
+
+Objective objective(const Case& c, nx::DType dt) {
+  Objective o{c, {}, {}};
+  for (std::size_t i = 0; i < c.operands.size(); ++i)
+    if (nx::is_floating(c.operands[i].dtype())) o.inputs.push_back(i);
+  Tensor y = bind(c.prim, c.operands, c.params);
+  std::mt19937 rng(11);
+  o.weights = uniform(c.prim == Prim::convert ? nx::float64 : dt, y.shape(), -1, 1, rng);
+  return o;
+}
+
+std::vector<Tensor> differentiated(const Objective& o) {
+  std::vector<Tensor> xs;
+  for (std::size_t i : o.inputs) xs.push_back(o.c.operands[i]);
+  return xs;
+}
+
+void check_against_differences(const Objective& o, double eps, double tol) {
+  std::vector<Tensor> xs = differentiated(o);
+  std::vector<Tensor> g = rune::grad(o, xs);
+  for (std::size_t k = 0; k < xs.size(); ++k) {
+    std::vector<double> base = nx::to_vector<double>(xs[k]), analytic = nx::to_vector<double>(g[k]);
+    for (std::size_t e = 0; e < base.size(); ++e) {
+      auto at = [&](double delta) {
+        std::vector<double> moved = base;
+        moved[e] += delta;
+        std::vector<Tensor> ys = xs;
+        ys[k] = nx::create(xs[k].dtype(), xs[k].shape(), std::span<const double>(moved));
+        return nx::item(o(ys));
+      };
+      const double numeric = (at(eps) - at(-eps)) / (2 * eps);
+      INFO("operand " << k << " element " << e << ": numeric " << numeric << ", analytic " << analytic[e]);
+      CHECK(std::fabs(numeric - analytic[e]) <= tol * std::max(1., std::fabs(numeric)));
+    }
+  }
+}
+
+void check_jvp_against_vjp(const Objective& o, double tol) {
+  std::vector<Tensor> xs = differentiated(o);
+  std::mt19937 rng(5);
+  std::vector<Tensor> v;
+  for (const Tensor& x : xs) v.push_back(uniform(x.dtype(), x.shape(), -1, 1, rng));
+  auto f = [&](const std::vector<Tensor>& ys) {
+    std::vector<Tensor> ops = o.c.operands;
+    for (std::size_t k = 0; k < o.inputs.size(); ++k) ops[o.inputs[k]] = ys[k];
+    return bind(o.c.prim, ops, o.c.params);
+  };
+  auto [y, jv] = rune::jvp(f, xs, v);
+  auto [y2, pullback] = rune::vjp(f, xs);
+  Tensor w = uniform(y.dtype(), y.shape(), -1, 1, rng);
+  std::vector<Tensor> jtw = pullback(w);
+  double left = nx::item(nx::sum(nx::cast(jv * w, nx::float64))), right = 0;
+  for (std::size_t k = 0; k < v.size(); ++k) right += nx::item(nx::sum(nx::cast(v[k] * jtw[k], nx::float64)));
+  CHECK(std::fabs(left - right) <= tol * std::max(1., std::fabs(left)));
+}
+
+}  // namespace
+
+TEST_CASE("gradients of every differentiable primitive match central differences (float64)") {
+  for (const Case& c : cases(nx::float64)) {
+    INFO(info(c.prim).name);
+    check_against_differences(objective(c, nx::float64), 1e-6, 1e-6);
+  }
+}
+
+TEST_CASE("gradients of every differentiable primitive match central differences (float32)") {
+  for (const Case& c : cases(nx::float32)) {
+    INFO(info(c.prim).name);
+    check_against_differences(objective(c, nx::float32), 1e-2, 2e-2);
+  }
+}
+
+TEST_CASE("jvp agrees with vjp for every differentiable primitive") {
+  for (const Case& c : cases(nx::float64)) {
+    INFO(info(c.prim).name);
+    check_jvp_against_vjp(objective(c, nx::float64), 1e-12);
+  }
+}
+
+TEST_CASE("second derivatives through grad of grad match differences of gradients") {
+  for (const Case& c : cases(nx::float64)) {
+    const Family f = info(c.prim).family;
+    if (f != Family::unary && f != Family::binary) continue;
+    INFO(info(c.prim).name);
+    Objective o = objective(c, nx::float64);
+    std::vector<Tensor> xs = differentiated(o);
+    // d/dx_0 of <grad f, u>: a Hessian-vector product, against differences of grad f.
+    std::vector<Tensor> u;
+    for (const Tensor& x : xs) u.push_back(nx::ones_like(x));
+    auto directional = [&](const std::vector<Tensor>& ys) {
+      std::vector<Tensor> g = rune::grad(o, ys);
+      Tensor total = nx::sum(g[0] * u[0]);
+      for (std::size_t k = 1; k < g.size(); ++k) total = total + nx::sum(g[k] * u[k]);
+      return total;
+    };
+    std::vector<Tensor> h = rune::grad(directional, xs);
+    const double eps = 1e-5;
+    std::vector<double> base = nx::to_vector<double>(xs[0]), analytic = nx::to_vector<double>(h[0]);
+    for (std::size_t e = 0; e < base.size(); ++e) {
+      auto at = [&](double delta) {
+        std::vector<double> moved = base;
+        moved[e] += delta;
+        std::vector<Tensor> ys = xs;
+        ys[0] = nx::create(nx::float64, xs[0].shape(), std::span<const double>(moved));
+        return nx::item(directional(ys));
+      };
+      const double numeric = (at(eps) - at(-eps)) / (2 * eps);
+      INFO("element " << e << ": numeric " << numeric << ", analytic " << analytic[e]);
+      CHECK(std::fabs(numeric - analytic[e]) <= 1e-5 * std::max(1., std::fabs(numeric)));
+    }
+  }
+}
