@@ -49,9 +49,31 @@ TensorType convert_type(Prim, std::span<const Tensor> x, const Params& params) {
 }
 
 // Runs `loop` over the operands broadcast to the result's shape.
+// The fast path of small operations (x + 1. on a few elements): every
+// operand is either C-order with the result's shape (stride 1) or a single
+// element (stride 0), so one row covers everything.
+template <int N, class Loop>
+bool run_flat(std::span<const Tensor> x, const TensorType& type, const Tensor& out, Loop& loop) {
+  const std::int64_t n = numel(type.shape);
+  if (n >= parallel_grain) return false;
+  std::array<const char*, N> at;
+  std::array<std::int64_t, N + 1> step;
+  for (int k = 0; k < N; ++k) {
+    const auto& t = *x[k].impl();
+    if (numel(t.shape) == 1) step[k] = 0;
+    else if (t.shape == type.shape && is_contiguous(t)) step[k] = 1;
+    else return false;
+    at[k] = base_address(t);
+  }
+  step[N] = 1;
+  loop(n, at, step, base_address(*out.impl()));
+  return true;
+}
+
 template <int N, class Loop>
 Tensor run_rows(std::span<const Tensor> x, const TensorType& type, Loop loop) {
   Tensor out = make_tensor(type.dtype, type.shape);
+  if (run_flat<N>(x, type, out, loop)) return out;
   std::array<detail::Strides, N> strides;
   std::array<const detail::Strides*, N + 1> views;
   std::array<const char*, N> bases;

@@ -122,15 +122,4 @@ void TensorImpl::operator delete(void* p) { handles.give(p); }
 void* Storage::operator new(std::size_t) { return headers.take(); }
 void Storage::operator delete(void* p) { headers.give(p); }
 
-template <class T> static void add_ref(const T* p) { p->refs.fetch_add(1, std::memory_order_relaxed); }
-template <class T> static void release(const T* p) {
-  if (p->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete p;
-}
-void intrusive_ptr_add_ref(const Storage* s) { add_ref(s); }
-void intrusive_ptr_release(const Storage* s) { release(s); }
-void intrusive_ptr_add_ref(const Tracer* t) { add_ref(t); }
-void intrusive_ptr_release(const Tracer* t) { release(t); }
-void intrusive_ptr_add_ref(const TensorImpl* t) { add_ref(t); }
-void intrusive_ptr_release(const TensorImpl* t) { release(t); }
-
 }  // namespace nx::detail

@@ -26,6 +26,11 @@ namespace detail {
 struct RefCounted {
   mutable std::atomic<std::int32_t> refs{0};
 };
+// Inline: every operation copies and drops handles, so these are hot.
+template <class T> void add_ref(const T* p) { p->refs.fetch_add(1, std::memory_order_relaxed); }
+template <class T> void release(const T* p) {
+  if (p->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete p;
+}
 
 // A 64-byte aligned buffer from the pooled allocator (ops/storage.cpp).
 struct Storage final : RefCounted {
@@ -40,8 +45,8 @@ struct Storage final : RefCounted {
   static void* operator new(std::size_t bytes);
   static void operator delete(void* p);
 };
-void intrusive_ptr_add_ref(const Storage* s);
-void intrusive_ptr_release(const Storage* s);
+inline void intrusive_ptr_add_ref(const Storage* s) { add_ref(s); }
+inline void intrusive_ptr_release(const Storage* s) { release(s); }
 
 struct TensorImpl;
 
@@ -60,8 +65,8 @@ struct Tracer : RefCounted {
   // The entry point whose trace made this value ("rune::scan", "rune::jit").
   virtual std::string_view traced_by() const = 0;
 };
-void intrusive_ptr_add_ref(const Tracer* t);
-void intrusive_ptr_release(const Tracer* t);
+inline void intrusive_ptr_add_ref(const Tracer* t) { add_ref(t); }
+inline void intrusive_ptr_release(const Tracer* t) { release(t); }
 
 using Strides = boost::container::small_vector<std::int64_t, 4>;
 
@@ -80,8 +85,8 @@ struct TensorImpl final : RefCounted {
   static void* operator new(std::size_t bytes);
   static void operator delete(void* p);
 };
-void intrusive_ptr_add_ref(const TensorImpl* t);
-void intrusive_ptr_release(const TensorImpl* t);
+inline void intrusive_ptr_add_ref(const TensorImpl* t) { add_ref(t); }
+inline void intrusive_ptr_release(const TensorImpl* t) { release(t); }
 
 }  // namespace detail
 
