@@ -4,6 +4,7 @@
 
 #include "ad/jvp_trace.hpp"
 #include "ad/transpose.hpp"
+#include "ir/eval.hpp"
 #include "ir/staging.hpp"
 #include "ops/concrete.hpp"
 #include "ops/derivatives.hpp"
@@ -43,7 +44,7 @@ struct Linearization::State {
   ad::JvpTrace jvp;
   std::optional<nx::ops::TraceScope> linear_scope, jvp_scope;
   std::shared_ptr<LinearMap> map = std::make_shared<LinearMap>();
-  explicit State(std::string_view entry) : linear(entry, false), jvp(entry) {
+  explicit State(std::string_view entry) : linear(entry, false), jvp(entry, true) {
     linear_scope.emplace(linear);
     jvp_scope.emplace(jvp);
   }
@@ -147,4 +148,73 @@ std::string grad_check_message(int direction, double numeric, double analytic) {
                 direction, numeric, analytic);
   return buf;
 }
+}  // namespace rune::detail
+
+namespace rune::detail {
+
+struct CustomCall::State {
+  std::vector<nx::Tensor> inputs;
+  ad::JvpTrace* trace = nullptr;
+};
+
+CustomCall::CustomCall(std::span<const nx::Tensor> inputs, std::string_view) : state_(std::make_unique<State>()) {
+  state_->inputs.assign(inputs.begin(), inputs.end());
+  int level = 0;
+  for (const nx::Tensor& t : inputs) {
+    const auto* tracer = t.impl()->tracer.get();
+    if (!tracer || tracer->level <= level || tracer->level > nx::ops::trace_depth()) continue;
+    if (auto* jvp = dynamic_cast<ad::JvpTrace*>(&nx::ops::trace_at(tracer->level)); jvp && jvp->owns(t)) {
+      state_->trace = jvp;
+      level = tracer->level;
+    }
+  }
+}
+
+CustomCall::~CustomCall() = default;
+
+bool CustomCall::differentiating() const { return state_->trace != nullptr; }
+
+std::vector<nx::Tensor> CustomCall::primals() const {
+  std::vector<nx::Tensor> out;
+  for (const nx::Tensor& t : state_->inputs) out.push_back(state_->trace->primal_of(t));
+  return out;
+}
+
+std::vector<nx::Tensor> CustomCall::tangents() const {
+  std::vector<nx::Tensor> out;
+  for (const nx::Tensor& t : state_->inputs) {
+    nx::Tensor d = state_->trace->tangent_of(t);
+    out.push_back(d.defined() ? d : nx::zeros(t.dtype(), t.shape()));
+  }
+  return out;
+}
+
+std::vector<nx::Tensor> CustomCall::with_tangents(std::span<const nx::Tensor> primal_out,
+                                                  std::span<const nx::Tensor> tangent_out) const {
+  std::vector<nx::Tensor> out;
+  for (std::size_t i = 0; i < primal_out.size(); ++i) out.push_back(state_->trace->wrap(primal_out[i], tangent_out[i]));
+  return out;
+}
+
+namespace {
+struct PullbackCall final : ir::LinearCall {
+  CustomCall::Pullback pullback;
+  std::vector<nx::Tensor> transpose(std::span<const nx::Tensor> cts) const override { return pullback(cts); }
+  std::string_view name() const override { return "custom_vjp"; }
+};
+}  // namespace
+
+std::vector<nx::Tensor> CustomCall::with_pullback(std::span<const nx::Tensor> primal_out, Pullback pullback) const {
+  if (!state_->trace->linearizing())
+    nx::ops::fail("rune::jvp", "a custom_vjp rule has no forward derivative; give the function a custom_jvp rule");
+  auto call = std::make_shared<PullbackCall>();
+  call->pullback = std::move(pullback);
+  for (const nx::Tensor& t : primal_out) call->output_types.push_back(nx::ops::type_of(t));
+  ir::Equation eq;
+  eq.kind = ir::OpKind::linear_call;
+  eq.call = call;
+  std::vector<nx::Tensor> tangent_out = ir::bind_construct(eq, tangents(), "rune::grad");
+  return with_tangents(primal_out, tangent_out);
+}
+
 }  // namespace rune::detail

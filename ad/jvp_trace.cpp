@@ -16,7 +16,8 @@ struct JvpTracer final : nx::detail::Tracer {
 };
 }  // namespace
 
-JvpTrace::JvpTrace(std::string_view entry_point) : Trace(entry_point, false) {}
+JvpTrace::JvpTrace(std::string_view entry_point, bool linearizing)
+    : Trace(entry_point, false), linearizing_(linearizing) {}
 
 nx::Tensor JvpTrace::wrap(const nx::Tensor& primal, const nx::Tensor& tangent) {
   if (!tangent.defined()) return primal;

@@ -11,7 +11,10 @@ namespace rune::ad {
 
 class JvpTrace final : public ir::Trace {
  public:
-  explicit JvpTrace(std::string_view entry_point);
+  // `linearizing`: the tangents are values of a linear staging trace below
+  // (reverse mode), rather than concrete (forward mode).
+  explicit JvpTrace(std::string_view entry_point, bool linearizing = false);
+  bool linearizing() const { return linearizing_; }
 
   // A value of this trace; a zero (undefined) tangent gives the primal back.
   nx::Tensor wrap(const nx::Tensor& primal, const nx::Tensor& tangent);
@@ -23,6 +26,9 @@ class JvpTrace final : public ir::Trace {
   nx::Tensor process(ir::Prim p, std::span<const nx::Tensor> operands, const ir::Params& params,
                      const ir::TensorType& type) override;
   std::vector<nx::Tensor> process_construct(const ir::Equation& eq, std::span<const nx::Tensor> inputs) override;
+
+ private:
+  bool linearizing_;
 };
 
 }  // namespace rune::ad

@@ -19,7 +19,23 @@ struct Transposer {
     sum = sum.defined() ? sum + ct : ct;
   }
 
+  void linear_call(const ir::Equation& eq) {
+    std::vector<nx::Tensor> cts;
+    bool any = false;
+    for (int v : eq.outputs) {
+      cts.push_back(cotangent[std::size_t(v)]);
+      any = any || cts.back().defined();
+    }
+    if (!any) return;
+    for (std::size_t k = 0; k < cts.size(); ++k)
+      if (!cts[k].defined()) cts[k] = nx::ops::zeros_of(p.types[std::size_t(eq.outputs[k])]);
+    std::vector<nx::Tensor> in = eq.call->transpose(cts);
+    for (std::size_t i = 0; i < eq.inputs.size(); ++i)
+      if (linear[std::size_t(eq.inputs[i])]) contribute(eq.inputs[i], in[i]);
+  }
+
   void equation(const ir::Equation& eq) {
+    if (eq.kind == ir::OpKind::linear_call) return linear_call(eq);
     if (eq.kind != ir::OpKind::primitive)
       nx::ops::fail("rune::grad", "transposing rune::scan is not supported yet");
     const nx::Tensor ct = cotangent[std::size_t(eq.outputs[0])];

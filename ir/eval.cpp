@@ -1,6 +1,7 @@
 #include "ir/eval.hpp"
 
 #include "ir/trace.hpp"
+#include "ops/errors.hpp"
 #include "ops/trace.hpp"
 #include "rune/nx.hpp"
 
@@ -66,6 +67,9 @@ std::vector<nx::Tensor> eager_scan(const Equation& eq, std::span<const nx::Tenso
 std::vector<nx::Tensor> eager_construct(const Equation& eq, std::span<const nx::Tensor> inputs) {
   switch (eq.kind) {
     case OpKind::scan: return eager_scan(eq, inputs);
+    case OpKind::linear_call:
+      nx::ops::fail("rune::jvp", "a " + std::string(eq.call->name()) +
+                                     " rule has no forward derivative; give the function a custom_jvp rule");
     default: return {};
   }
 }

@@ -163,6 +163,8 @@ class Printer {
         return line(indent, head + std::string(nx::ops::info(eq.prim).name) + "(" + names_of(eq.inputs) + ")" +
                                 params_text(eq.params));
       case OpKind::scan: return scan(eq, head, indent);
+      case OpKind::linear_call:
+        return line(indent, head + std::string(eq.call->name()) + "(" + names_of(eq.inputs) + ")");
     }
   }
 

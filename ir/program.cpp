@@ -22,6 +22,7 @@ bool equal(const Equation& a, const Equation& b) {
     case OpKind::constant: return same_constant(a.constant, b.constant);
     case OpKind::scan:
       return a.scan == b.scan && a.programs.size() == b.programs.size() && equal(*a.programs[0], *b.programs[0]);
+    case OpKind::linear_call: return a.call == b.call;
   }
   return false;
 }
@@ -76,6 +77,7 @@ std::vector<TensorType> scan_output_types(const Equation& eq, const std::vector<
 std::vector<TensorType> construct_output_types(const Equation& eq, const std::vector<TensorType>& inputs) {
   switch (eq.kind) {
     case OpKind::scan: return scan_output_types(eq, inputs);
+    case OpKind::linear_call: return eq.call->output_types;
     default: return {};
   }
 }

@@ -20,6 +20,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
+#include <string_view>
 #include <vector>
 
 #include "ops/primitive.hpp"
@@ -31,12 +33,25 @@ using nx::ops::Prim;
 using nx::ops::TensorType;
 
 enum class OpKind : std::uint8_t {
-  primitive,  // one nx primitive: prim, params
-  constant,   // a concrete value: constant
-  scan,       // a loop over rows: scan fields, programs[0] is the step
+  primitive,    // one nx primitive: prim, params
+  constant,     // a concrete value: constant
+  scan,         // a loop over rows: scan fields, programs[0] is the step
+  linear_call,  // a linear map known only by its transpose: call
 };
 
 struct Program;
+
+// A linear map given by C++ code for its transpose (a custom_vjp rule's
+// pullback): it appears in linear programs only. It has no forward
+// evaluation and no text that parses back.
+struct LinearCall {
+  virtual ~LinearCall() = default;
+  // Cotangents of the inputs (undefined: none) from those of the outputs.
+  virtual std::vector<nx::Tensor> transpose(std::span<const nx::Tensor> output_cotangents) const = 0;
+  // What evaluating it forward or printing it says: "custom_vjp".
+  virtual std::string_view name() const = 0;
+  std::vector<TensorType> output_types;
+};
 
 struct ScanInfo {
   std::int64_t length = 0;
@@ -54,6 +69,7 @@ struct Equation {
   nx::Tensor constant;
   ScanInfo scan;
   std::vector<std::shared_ptr<const Program>> programs;
+  std::shared_ptr<const LinearCall> call;
 };
 
 struct Program {

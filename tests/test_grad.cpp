@@ -162,3 +162,42 @@ TEST_CASE("under rune::program, both passes are recorded in one program") {
   CHECK(text(g) == text(eager));
   CHECK(rune::to_string(p).find("cos") != std::string::npos);
 }
+
+TEST_CASE("custom_jvp: forward mode applies the tangent map, reverse mode transposes it, second order differentiates it") {
+  int rule_runs = 0;
+  auto softplus = rune::custom_jvp([&](const Tensor& x) {
+    ++rule_runs;
+    Tensor y = nx::log1p(nx::exp(x));
+    return std::pair{y, [x](const Tensor& t) { return t * nx::sigmoid(x); }};
+  });
+  Tensor x = f64({3}, {-1, 0, 1000});
+  CHECK(text(softplus(x)) == "float64 [3] [0.31326168751822286, 0.6931471805599453, inf]");
+  // the rule's derivative, not the derivative of its code (which is nan at 1000)
+  CHECK(text(rune::grad([&](const Tensor& v) { return nx::sum(softplus(v)); }, x)) ==
+        "float64 [3] [0.2689414213699951, 0.5, 1]");
+  CHECK(text(rune::jvp(softplus, x, nx::ones_like(x)).second) == "float64 [3] [0.2689414213699951, 0.5, 1]");
+  CHECK(text(rune::hessian([&](const Tensor& v) { return nx::sum(softplus(v)); }, f64({1}, {0}))) ==
+        "float64 [1, 1] [[0.25]]");
+  rule_runs = 0;
+  (void)rune::grad([&](const Tensor& v) { return nx::sum(softplus(v)); }, x);
+  CHECK(rule_runs == 1);
+}
+
+TEST_CASE("custom_vjp: reverse mode calls the pullback; forward mode is an error") {
+  int pullbacks = 0;
+  auto cube = rune::custom_vjp([&](const Tensor& v) {
+    return std::pair{v * v * v, [&pullbacks, v](const Tensor& ct) {
+                       ++pullbacks;
+                       return ct * v * v * 3.;
+                     }};
+  });
+  Tensor x = f64({3}, {-1, 0, 2});
+  CHECK(text(cube(x)) == "float64 [3] [-1, 0, 8]");
+  CHECK(text(rune::grad([&](const Tensor& v) { return nx::sum(cube(v) * 2.); }, x)) == "float64 [3] [6, 0, 24]");
+  CHECK(pullbacks == 1);
+  auto [y, pullback] = rune::vjp(cube, x);
+  CHECK(text(pullback(nx::ones_like(x))) == "float64 [3] [3, 0, 12]");
+  CHECK(text(pullback(nx::ones_like(x) * 2.)) == "float64 [3] [6, 0, 24]");
+  CHECK_THROWS_WITH(rune::jvp(cube, x, x),
+                    "rune::jvp: a custom_vjp rule has no forward derivative; give the function a custom_jvp rule");
+}

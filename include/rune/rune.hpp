@@ -2,6 +2,7 @@
 #pragma once
 
 #include "rune/nx.hpp"
+#include "rune/custom.hpp"
 #include "rune/grad.hpp"
 #include "rune/program.hpp"
 #include "rune/scan.hpp"
