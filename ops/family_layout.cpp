@@ -246,26 +246,45 @@ std::int64_t clamp_index(std::int64_t i, std::int64_t n) {
   return std::clamp<std::int64_t>(i, 0, n - 1);
 }
 
+// How take and scatter_add address their slabs: the operand's axis `axis`
+// is indexed; the gathered side is [before..., k, after...] with k running
+// over the flattened indices.
+struct Gather {
+  std::int64_t axis, length;            // the indexed axis and its length
+  std::vector<std::int64_t> indices;    // as given (negative, out of range)
+  Shape rows;                           // the gathered side's shape
+  Shape slab;                           // one slab: [before..., 1, after...]
+
+  Gather(const Tensor& operand, const Tensor& index, std::int64_t at)
+      : axis(at), length(operand.shape()[std::size_t(at)]), indices(indices_of(index)) {
+    const Shape& in = operand.shape();
+    Shape after(in.begin() + axis + 1, in.end());
+    rows.assign(in.begin(), in.begin() + axis);
+    slab = rows;
+    rows.push_back(std::int64_t(indices.size()));
+    slab.push_back(1);
+    rows.insert(rows.end(), after.begin(), after.end());
+    slab.insert(slab.end(), after.begin(), after.end());
+  }
+  // The slab of the operand that index k names, and the k-th gathered slab.
+  Tensor operand_slab(const Tensor& operand, std::size_t k) const {
+    Shape at(operand.shape().size(), 0);
+    at[std::size_t(axis)] = clamp_index(indices[k], length);
+    return window(operand, at, slab);
+  }
+  Tensor gathered_slab(const Tensor& gathered, std::size_t k) const {
+    Shape at(rows.size(), 0);
+    at[std::size_t(axis)] = std::int64_t(k);
+    return window(gathered, at, slab);
+  }
+};
+
 Tensor take_eager(Prim, std::span<const Tensor> x, const Params& params, const TensorType& type) {
   Tensor out = make_tensor(type.dtype, type.shape);
-  const auto& in = *x[0].impl();
-  const std::int64_t axis = params.axis, n = in.shape[axis];
-  std::vector<std::int64_t> idx = indices_of(x[1]);
-  // out viewed as [before..., k, after...] with k the flattened indices
-  Shape before(in.shape.begin(), in.shape.begin() + axis), after(in.shape.begin() + axis + 1, in.shape.end());
-  Shape rows = before;
-  rows.push_back(std::int64_t(idx.size()));
-  rows.insert(rows.end(), after.begin(), after.end());
-  Tensor out_rows = make_view(out, rows, contiguous_strides(rows), 0);
-  Shape slab = before;
-  slab.push_back(1);
-  slab.insert(slab.end(), after.begin(), after.end());
-  for (std::size_t k = 0; k < idx.size(); ++k) {
-    Shape src_at(in.shape.size(), 0), dst_at(rows.size(), 0);
-    src_at[axis] = clamp_index(idx[k], n);
-    dst_at[axis] = std::int64_t(k);
-    copy_elements(*window(x[0], src_at, slab).impl(), *window(out_rows, dst_at, slab).impl());
-  }
+  Gather g(x[0], x[1], params.axis);
+  Tensor out_rows = make_view(out, g.rows, contiguous_strides(g.rows), 0);
+  for (std::size_t k = 0; k < g.indices.size(); ++k)
+    copy_elements(*g.operand_slab(x[0], k).impl(), *g.gathered_slab(out_rows, k).impl());
   return out;
 }
 
@@ -273,24 +292,12 @@ Tensor take_eager(Prim, std::span<const Tensor> x, const Params& params, const T
 Tensor scatter_add_eager(Prim, std::span<const Tensor> x, const Params& params, const TensorType& type) {
   Tensor out = make_tensor(type.dtype, type.shape);
   copy_elements(*x[0].impl(), *out.impl());
-  const auto& in = *x[0].impl();
-  const std::int64_t axis = params.axis, n = in.shape[axis];
-  std::vector<std::int64_t> idx = indices_of(x[1]);
-  Shape before(in.shape.begin(), in.shape.begin() + axis), after(in.shape.begin() + axis + 1, in.shape.end());
-  Shape rows = before;
-  rows.push_back(std::int64_t(idx.size()));
-  rows.insert(rows.end(), after.begin(), after.end());
-  Tensor update_rows = reshape_eager(Prim::reshape, x.subspan(2, 1), {}, {type.dtype, rows, type.placement});
-  Shape slab = before;
-  slab.push_back(1);
-  slab.insert(slab.end(), after.begin(), after.end());
+  Gather g(x[0], x[1], params.axis);
+  Tensor update_rows = reshape_eager(Prim::reshape, x.subspan(2, 1), {}, {type.dtype, g.rows, type.placement});
   const Rules& add = rules(Prim::add);
-  for (std::size_t k = 0; k < idx.size(); ++k) {
-    Shape dst_at(in.shape.size(), 0), src_at(rows.size(), 0);
-    dst_at[axis] = clamp_index(idx[k], n);
-    src_at[axis] = std::int64_t(k);
-    Tensor into = window(out, dst_at, slab);
-    Tensor pair[] = {into, window(update_rows, src_at, slab)};
+  for (std::size_t k = 0; k < g.indices.size(); ++k) {
+    Tensor into = g.operand_slab(out, k);
+    Tensor pair[] = {into, g.gathered_slab(update_rows, k)};
     Tensor sum = add.eager(Prim::add, std::span<const Tensor>(pair), {}, type_of(into));
     copy_elements(*sum.impl(), *into.impl());
   }

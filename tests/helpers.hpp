@@ -26,6 +26,20 @@ inline nx::Tensor f64(const nx::Shape& shape, std::initializer_list<double> v) {
   return nx::create(nx::float64, shape, v);
 }
 
+// The program text of the API's example (seed page Tracing).
+inline const char* api_example_text =
+    "program (%0)\n"
+    "  %1 : float64 [] at CPU = Map [float64:0x0000000000000000] at CPU\n"
+    "  %2 : float64 [] at CPU, %3 : float64 [4] at CPU = scan 4 rows, init (%1), xs (%0), captures ()\n"
+    "    step\n"
+    "      program (%4, %5)\n"
+    "        %6 : float64 [] at CPU = Map [mul(x0, x1)] (x0: float64 [] at CPU) (x1: float64 [] at CPU)\n"
+    "          with x0 = %5, x1 = %5\n"
+    "        %7 : float64 [] at CPU = Map [add(x0, x1)] (x0: float64 [] at CPU) (x1: float64 [] at CPU)\n"
+    "          with x0 = %4, x1 = %6\n"
+    "        return %7, %7\n"
+    "  return %3\n";
+
 }  // namespace test
 
 using Catch::Matchers::StartsWith;

@@ -1,6 +1,6 @@
 // Program text read back: printed programs parse to equal programs that
 // print the same text, and malformed texts fail naming line and column.
-#include <catch2/catch.hpp>
+#include "helpers.hpp"
 #include <rune/nx.hpp>
 
 #include "ir/program.hpp"
@@ -201,18 +201,7 @@ TEST_CASE("parse: a scan input's type is shown by a use after the scan") {
 }
 
 TEST_CASE("parse: the API's example text") {
-  const std::string text =
-      "program (%0)\n"
-      "  %1 : float64 [] at CPU = Map [float64:0x0000000000000000] at CPU\n"
-      "  %2 : float64 [] at CPU, %3 : float64 [4] at CPU = scan 4 rows, init (%1), xs (%0), captures ()\n"
-      "    step\n"
-      "      program (%4, %5)\n"
-      "        %6 : float64 [] at CPU = Map [mul(x0, x1)] (x0: float64 [] at CPU) (x1: float64 [] at CPU)\n"
-      "          with x0 = %5, x1 = %5\n"
-      "        %7 : float64 [] at CPU = Map [add(x0, x1)] (x0: float64 [] at CPU) (x1: float64 [] at CPU)\n"
-      "          with x0 = %4, x1 = %6\n"
-      "        return %7, %7\n"
-      "  return %3\n";
+  const std::string text = test::api_example_text;
   Program p = parse(text);
   CHECK(print(p) == text);
   REQUIRE(p.types.size() == 4);
