@@ -28,8 +28,9 @@ struct LinearMap {
 
 std::vector<nx::Tensor> pull_back(const LinearMap& map, std::span<const nx::Tensor> output_cotangents,
                                   std::string_view) {
-  std::vector<nx::Tensor> tangent_cts =
-      ad::transpose(*map.program, map.input_count, map.residuals, output_cotangents);
+  std::vector<nx::Tensor> params(map.input_count);  // linear, then the residuals
+  params.insert(params.end(), map.residuals.begin(), map.residuals.end());
+  std::vector<nx::Tensor> tangent_cts = ad::transpose(*map.program, params, output_cotangents);
   std::vector<nx::Tensor> out;
   std::size_t k = 0;
   for (std::size_t i = 0; i < map.input_types.size(); ++i)

@@ -1,5 +1,6 @@
 #include "ad/jvp_trace.hpp"
 
+#include "ad/scan_rules.hpp"
 #include "ops/errors.hpp"
 
 namespace rune::ad {
@@ -53,8 +54,9 @@ nx::Tensor JvpTrace::process(ir::Prim p, std::span<const nx::Tensor> operands, c
   return wrap(out, rules.jvp(p, primals, tangents, params, out));
 }
 
-std::vector<nx::Tensor> JvpTrace::process_construct(const ir::Equation&, std::span<const nx::Tensor>) {
-  nx::ops::fail(entry_point(), "differentiating rune::scan is not supported yet");
+std::vector<nx::Tensor> JvpTrace::process_construct(const ir::Equation& eq, std::span<const nx::Tensor> inputs) {
+  if (eq.kind == ir::OpKind::scan) return scan_jvp(*this, eq, inputs);
+  nx::ops::fail(entry_point(), "this construct has no derivative");
 }
 
 }  // namespace rune::ad

@@ -1,5 +1,6 @@
 #include "ad/transpose.hpp"
 
+#include "ad/scan_rules.hpp"
 #include "ops/derivatives.hpp"
 #include "ops/errors.hpp"
 
@@ -34,10 +35,27 @@ struct Transposer {
       if (linear[std::size_t(eq.inputs[i])]) contribute(eq.inputs[i], in[i]);
   }
 
+  void scan(const ir::Equation& eq) {
+    std::vector<nx::Tensor> cts, operands;
+    std::vector<ir::TensorType> types;
+    bool any = false;
+    for (int v : eq.outputs) {
+      cts.push_back(cotangent[std::size_t(v)]);
+      any = any || cts.back().defined();
+    }
+    if (!any) return;
+    for (int v : eq.inputs) {
+      operands.push_back(linear[std::size_t(v)] ? nx::Tensor() : fixed[std::size_t(v)]);
+      types.push_back(p.types[std::size_t(v)]);
+    }
+    std::vector<nx::Tensor> in = scan_transpose(eq, operands, types, cts);
+    for (std::size_t i = 0; i < eq.inputs.size(); ++i)
+      if (linear[std::size_t(eq.inputs[i])]) contribute(eq.inputs[i], in[i]);
+  }
+
   void equation(const ir::Equation& eq) {
     if (eq.kind == ir::OpKind::linear_call) return linear_call(eq);
-    if (eq.kind != ir::OpKind::primitive)
-      nx::ops::fail("rune::grad", "transposing rune::scan is not supported yet");
+    if (eq.kind == ir::OpKind::scan) return scan(eq);
     const nx::Tensor ct = cotangent[std::size_t(eq.outputs[0])];
     if (!ct.defined()) return;
     std::vector<nx::Tensor> operands;
@@ -58,13 +76,14 @@ struct Transposer {
 
 }  // namespace
 
-std::vector<nx::Tensor> transpose(const ir::Program& linear, std::size_t linear_count,
-                                  std::span<const nx::Tensor> fixed, std::span<const nx::Tensor> result_cotangents) {
+std::vector<nx::Tensor> transpose(const ir::Program& linear, std::span<const nx::Tensor> params,
+                                  std::span<const nx::Tensor> result_cotangents) {
   Transposer t{linear, std::vector<nx::Tensor>(linear.types.size()), std::vector<bool>(linear.types.size(), false),
                std::vector<nx::Tensor>(linear.types.size())};
   for (std::size_t i = 0; i < linear.params.size(); ++i) {
-    if (i < linear_count) t.linear[std::size_t(linear.params[i])] = true;
-    else t.fixed[std::size_t(linear.params[i])] = fixed[i - linear_count];
+    const auto v = std::size_t(linear.params[i]);
+    if (params[i].defined()) t.fixed[v] = params[i];
+    else t.linear[v] = true;
   }
   // Forward: which values are linear; constants are fixed values.
   for (const ir::Equation& eq : linear.equations) {
@@ -78,10 +97,10 @@ std::vector<nx::Tensor> transpose(const ir::Program& linear, std::size_t linear_
   for (auto eq = linear.equations.rbegin(); eq != linear.equations.rend(); ++eq)
     if (eq->kind != ir::OpKind::constant) t.equation(*eq);
   std::vector<nx::Tensor> out;
-  for (std::size_t i = 0; i < linear_count; ++i) {
-    const int v = linear.params[i];
-    out.push_back(t.cotangent[std::size_t(v)].defined() ? t.cotangent[std::size_t(v)]
-                                                         : nx::ops::zeros_of(linear.types[std::size_t(v)]));
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const auto v = std::size_t(linear.params[i]);
+    if (params[i].defined()) out.emplace_back();
+    else out.push_back(t.cotangent[v].defined() ? t.cotangent[v] : nx::ops::zeros_of(linear.types[v]));
   }
   return out;
 }

@@ -165,6 +165,141 @@ def ratio(a, b, digits=2):
     return f"{a / b:.{digits}f}"
 
 
+# ---------------- W4
+W4_PASSIVE = "[OMP_WAIT_POLICY=PASSIVE]"
+
+
+def w4_kind(r):
+    if r.workload == "W4mm":
+        return "matmul"
+    if "forward only" in r.impl:
+        return "forward"
+    if "SGD" in r.impl or "training step" in r.impl:
+        return "step"
+    return "gradient"
+
+
+def w4_ms(r):
+    """ms per step (or per call) over the rounds: the median of the rounds' figures."""
+    if r.workload == "W4mm":
+        return r.t * 1e3 if r.t is not None else None
+    return median([x.num(r"([\d.]+) ms/(?:step|call)") for x in r.rs])
+
+
+def w4_gflops(r):
+    return median([x.num(r"([\d.]+) GFLOP/s") for x in r.rs])
+
+
+def w4_per_round(peer, rune):
+    """peer time / rune time in each round where both ran (the same round: one after the other)."""
+    pr, rr = peer.by_round(), rune.by_round()
+    out = []
+    for k in sorted(pr):
+        if k in rr:
+            a = pr[k].num(r"([\d.]+) ms/(?:step|call)")
+            b = rr[k].num(r"([\d.]+) ms/(?:step|call)")
+            if a and b:
+                out.append(f"{a / b:.2f}")
+    return out
+
+
+def w4_vs(label, peer, rune):
+    if not peer or not rune:
+        return None
+    a, b = w4_ms(peer), w4_ms(rune)
+    if not a or not b:
+        return None
+    q = a / b
+    verdict = f"rune {q:.2f}x faster" if q >= 1 else f"rune {1 / q:.2f}x slower"
+    per = w4_per_round(peer, rune)
+    rounds = f"; per round {', '.join(per)}" if len(per) > 1 else ""
+    return f"{label} {a:.3f} ms: ratio {q:.2f} ({verdict}{rounds})"
+
+
+def w4_section(rows, w):
+    w("## W4: the gradient of a 2-layer MLP loss, and a training step, float32")
+    w("")
+    w("The peers' W4 raw-tensor model: `h = tanh(x @ W1 + b1)`, `y = h @ W2 + b2`, `loss = mean((y - t)^2)`, "
+      "batch 128, 784 → 256 → 10, x and t standard normal (fixed seed), W1 and W2 scaled by 1/sqrt(fan-in), "
+      "zero biases. (a) the gradient alone: `rune::grad(loss, params)` with params a `RUNE_TREE` struct of "
+      "the four tensors (`bench/w4_mlp.cpp`), against PyTorch eager autograd's `torch.autograd.grad` from "
+      "Python (`bench/peer_w4_grad.py`) and from libtorch C++ (`bench/peer_w4_grad_libtorch.cpp`); "
+      "(b) a training step: `rune::value_and_grad` then manual SGD (lr 0.01) against the peers' "
+      "`w4_mlp.py` and `w4_libtorch` (raw tensors + manual SGD, and `nn.Sequential` + `optim.SGD`). "
+      "Each figure is per step (or per gradient call), from samples of 50. GFLOP/s counts the peers' matmul "
+      "FLOPs per step, forward plus dW1, dW2 and dh: 2·B·(D·H + H·O) + 2·(D·H·B + H·O·B + B·O·H) = "
+      "104.7 MFLOP, for a gradient and a step alike.")
+    w("")
+    w("Threads: rune's matmuls call OpenBLAS (0.3.21, pthreads, 2 threads) and its elementwise loops "
+      "oneTBB (2 threads); PyTorch runs torch threads=2 (OpenMP) and the same OpenBLAS. In the default "
+      "environment libgomp's idle threads spin and compete with OpenBLAS's threads for the 2 cores, which "
+      "slows PyTorch badly on this machine (the peers' README, W4); so every PyTorch peer also runs with "
+      f"`OMP_WAIT_POLICY=PASSIVE` (rows tagged {W4_PASSIVE}), its better environment. rune uses no OpenMP. "
+      "**Ratio = the peer's time ÷ rune's time** for the same work (above 1: rune is faster). No target "
+      "was set for W4.")
+    w("")
+    rg = find(rows, "W4", lambda r: r.impl.startswith("rune grad"))
+    rs = find(rows, "W4", lambda r: r.impl.startswith("rune training step"))
+    rf = find(rows, "W4", lambda r: r.impl.startswith("[extra] rune forward only"))
+    rmm = find(rows, "W4mm", lambda r: r.impl.startswith("[extra] rune nx::matmul"))
+
+    def peer(prefix, passive):
+        return find(rows, "W4", lambda r: r.impl.startswith(prefix) and (W4_PASSIVE in r.impl) == passive)
+
+    if rg:
+        w(f"**(a) gradient alone: rune {w4_ms(rg):.3f} ms/call ({w4_gflops(rg):.1f} GFLOP/s).**")
+        parts = []
+        for label, pre in (("PyTorch Python eager autograd", "PyTorch Python eager autograd grad"),
+                           ("libtorch C++ autograd", "libtorch C++ autograd grad")):
+            for passive in (False, True):
+                v = w4_vs(f"{label}{', OMP_WAIT_POLICY=PASSIVE' if passive else ', default environment'}",
+                          peer(pre, passive), rg)
+                if v:
+                    parts.append(v)
+        hw = find(rows, "W4", lambda r: r.impl.startswith("[extra] rune nx hand-written backward"))
+        if hw and w4_ms(hw):
+            parts.append(f"the same gradient written by hand in plain nx ops {w4_ms(hw):.3f} ms "
+                         f"(rune::grad costs {w4_ms(rg) / w4_ms(hw):.2f}x the hand-written pass)")
+        for p in parts:
+            w(f"- {p}")
+    else:
+        w("**(a) rune: no W4 gradient result (see the raw output below).**")
+    w("")
+    if rs:
+        w(f"**(b) training step: rune {w4_ms(rs):.3f} ms/step ({w4_gflops(rs):.1f} GFLOP/s).**")
+        parts = []
+        for label, pre in (("PyTorch Python eager, raw tensors + manual SGD", "[extra] PyTorch Python eager, raw tensors"),
+                           ("libtorch C++, raw tensors + manual SGD", "[extra] libtorch C++, raw tensors"),
+                           ("PyTorch Python eager, nn.Sequential + optim.SGD", "PyTorch Python eager, nn.Sequential"),
+                           ("libtorch C++, nn::Sequential + optim::SGD", "libtorch C++, nn::Sequential")):
+            for passive in (False, True):
+                v = w4_vs(f"{label}{', OMP_WAIT_POLICY=PASSIVE' if passive else ', default environment'}",
+                          peer(pre, passive), rs)
+                if v:
+                    parts.append(v)
+        for p in parts:
+            w(f"- {p}")
+    else:
+        w("**(b) rune: no W4 training-step result (see the raw output below).**")
+    w("")
+    w("| implementation | kind | ms per step or call | GFLOP/s | ratio (time ÷ rune's of the same kind) | median per sample (range) | program | notes |")
+    w("|---|---|---|---|---|---|---|---|")
+    ref = {"gradient": rg, "step": rs, "forward": rf, "matmul": rmm}
+    w4rows = [r for r in rows if r.workload in ("W4", "W4mm")]
+    order = {"gradient": 0, "step": 1, "forward": 2, "matmul": 3}
+    w4rows.sort(key=lambda r: (order[w4_kind(r)], not r.impl.startswith(("rune", "[extra] rune"))))
+    for r in w4rows:
+        k = w4_kind(r)
+        base = ref.get(k)
+        ms = w4_ms(r)
+        gf = w4_gflops(r)
+        rr = ratio(ms, w4_ms(base) if base else None)
+        name = f"**{r.impl}**" if r in (rg, rs) else r.impl
+        w(f"| {name} | {k} | {f'{ms:.3f}' if ms else '–'} | {f'{gf:.1f}' if gf else '–'} | {rr} | "
+          f"{fmt_t(r.t)} ({r.spread()}) | {r.program} | {r.notes} |")
+    w("")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--raw", required=True)
@@ -404,14 +539,20 @@ def main():
           f"{fmt_t(r.t)} ({r.spread()}) | {r.program} | {r.notes} |")
     w("")
 
+    w4_section(rows, w)
+
     # ---------------- checks and raw output
     w("## Checks")
     w("")
     w("Correctness and environment lines printed by the programs (`#` lines): rune's W1 result must be "
       "1001 in every element; rune's a + b must equal the float sum bit for bit; rune's expression is "
       "compared with the plain C++ `tanhf`/`expf` loop on the same inputs (max abs difference <= 1e-5) "
-      "and its float64 checksum sits beside the peers'. A failed check makes the program exit non-zero "
-      "(reported above as FAILED).")
+      "and its float64 checksum sits beside the peers'. rune's W4 gradient is compared with the backward "
+      "pass written by hand in plain nx ops, in float32 and in float64 (largest difference over max|g| "
+      "<= 1e-4), 20 SGD steps with either gradient must end at the same parameters, and the loss must "
+      "fall below half over the timed training steps; the PyTorch and libtorch gradient peers check "
+      "their autograd against a hand-written backward pass too. A failed check makes the program exit "
+      "non-zero (reported above as FAILED).")
     w("")
     w("```")
     for c in checks:

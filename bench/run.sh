@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs rune's benchmarks (W1, W3) and the peers' programs for the same
+# Runs rune's benchmarks (W1, W3, W4) and the peers' programs for the same
 # workloads in one run, then writes bench/RESULTS.md.
 #
 #   bash bench/run.sh BUILD_DIR        (`make bench` runs `bash bench/run.sh build`)
@@ -8,12 +8,13 @@
 # switched on there if it is off. The peers (../shared/peers beside the
 # repository, or $RUNE_PEERS) are built into BUILD_DIR/peers; a peer whose
 # folder, compiler, library or Python module is missing is skipped with a note.
-# Environment: RUNE_PEERS (peers folder), BENCH_JOBS (ninja -j, default 1),
+# Environment: RUNE_PEERS (peers folder), BENCH_JOBS (ninja -j, default 1), BENCH_ONLY
+# (workloads to run, e.g. "W4"; default "W1 W3 W4"),
 # PYTHON (default /usr/bin/python3), BENCH_RESULTS (output, default bench/RESULTS.md),
 # BENCH_WAIT_IDLE (seconds to wait for other processes to finish, default 30), BENCH_BUDGET
-# (seconds after which run.sh stops waiting and rerunning disturbed programs, default 200),
+# (seconds after which run.sh stops waiting and rerunning disturbed programs, default 300),
 # BENCH_ROUNDS (how many times every program runs, default 3).
-# Takes about 1.5-3 minutes (plus ~30 s, once, to compile the libtorch peer).
+# Takes about 2.5-5 minutes (plus ~1 min, once, to compile the three libtorch peers).
 set -u
 set -o pipefail
 
@@ -112,8 +113,8 @@ if [ "$(meson introspect --buildoptions "$build" 2>/dev/null | "${py:-python3}" 
   echo ">> meson configure $build -Dbench=true" >&2
   meson configure "$build" -Dbench=true >/dev/null || { echo "run.sh: meson configure failed" >&2; exit 1; }
 fi
-echo ">> ninja -C $build -j$jobs bench/bench_w1 bench/bench_w3" >&2
-if ! ninja -C "$build" -j"$jobs" bench/bench_w1 bench/bench_w3 >&2; then
+echo ">> ninja -C $build -j$jobs bench/bench_w1 bench/bench_w3 bench/bench_w4" >&2
+if ! ninja -C "$build" -j"$jobs" bench/bench_w1 bench/bench_w3 bench/bench_w4 >&2; then
   echo "run.sh: building the benchmarks failed" >&2
   exit 1
 fi
@@ -129,16 +130,21 @@ else
 fi
 cxx=${CXX:-g++}
 # build NAME SOURCE FLAGS... [-- LIBS...]: compiles a peer unless its binary is newer
-# than its sources (libraries go after the source, as in the peers' Makefile).
+# than its sources (libraries go after the source, as in the peers' Makefile). SOURCE is
+# relative to the peers' cpp/ folder, or an absolute path (our own peer programs in
+# bench/, which include bench/bench.hpp).
 build_peer() {
   local name=$1 src=$peers/cpp/$2
+  case "$2" in /*) src=$2 ;; esac
+  local hdr
+  hdr=$(dirname "$src")/bench.hpp
   shift 2
   local flags=() libs=()
   while [ $# -gt 0 ] && [ "$1" != "--" ]; do flags+=("$1"); shift; done
   [ $# -gt 0 ] && shift
   libs=("$@")
   local out=$pbuild/$name
-  if [ -x "$out" ] && [ "$out" -nt "$src" ] && [ "$out" -nt "$peers/cpp/bench.hpp" ]; then return 0; fi
+  if [ -x "$out" ] && [ "$out" -nt "$src" ] && [ "$out" -nt "$hdr" ]; then return 0; fi
   echo ">> $cxx ${flags[*]} $src ${libs[*]} -o $out" >&2
   "$cxx" "${flags[@]}" "$src" "${libs[@]}" -o "$out.tmp" 2> "$pbuild/$name.err" && mv "$out.tmp" "$out" && return 0
   rm -f "$out.tmp"
@@ -156,6 +162,11 @@ if [ "$have_peers" = 1 ]; then
     if [ -f /usr/include/torch/csrc/api/include/torch/torch.h ]; then
       build_peer w1_libtorch w1_libtorch.cpp -O2 -std=c++17 -I/usr/include/torch/csrc/api/include \
         -- -ltorch -ltorch_cpu -lc10 || skip "w1_libtorch did not compile (see $pbuild/w1_libtorch.err)"
+      build_peer w4_libtorch w4_libtorch.cpp -O2 -std=c++17 -I/usr/include/torch/csrc/api/include \
+        -- -ltorch -ltorch_cpu -lc10 || skip "w4_libtorch did not compile (see $pbuild/w4_libtorch.err)"
+      build_peer w4_grad_libtorch "$here/peer_w4_grad_libtorch.cpp" -O2 -std=c++17 \
+        -I/usr/include/torch/csrc/api/include -- -ltorch -ltorch_cpu -lc10 ||
+        skip "w4_grad_libtorch (bench/peer_w4_grad_libtorch.cpp) did not compile (see $pbuild/w4_grad_libtorch.err)"
     else
       skip "libtorch headers not installed (libtorch-dev): libtorch C++ peer skipped"
     fi
@@ -173,6 +184,15 @@ pyrun() {
   local label=$1 limit=$2
   shift 2
   (cd "$peers/py" && PEERS_PY="$peers/py" run "$label" "$limit" "$py" "$@")
+}
+# The PyTorch W4 peers also run with OpenMP's threads sleeping instead of spinning when idle:
+# in the default environment libgomp's spinning threads and OpenBLAS's pthreads fight over
+# the 2 cores (the peers' README, W4); BENCH_TAG labels those rows.
+passive=(env OMP_WAIT_POLICY=PASSIVE BENCH_TAG=OMP_WAIT_POLICY=PASSIVE)
+pyrun_passive() {
+  local label=$1 limit=$2
+  shift 2
+  (cd "$peers/py" && PEERS_PY="$peers/py" run "$label" "$limit" "${passive[@]}" "$py" "$@")
 }
 
 # ---- the rounds: every program once per round; RESULTS.md gives the median of the
@@ -205,14 +225,32 @@ w3_round() {
   fi
   return 0
 }
-deadline=$(($(date +%s) + ${BENCH_BUDGET:-200}))
+w4_round() {
+  run "rune W4" 120 "$build/bench/bench_w4"
+  peer_ok w4_libtorch && run "w4_libtorch" 240 "$pbuild/w4_libtorch"
+  peer_ok w4_libtorch && run "w4_libtorch PASSIVE" 120 "${passive[@]}" "$pbuild/w4_libtorch"
+  peer_ok w4_grad_libtorch && run "peer_w4_grad_libtorch" 240 "$pbuild/w4_grad_libtorch"
+  peer_ok w4_grad_libtorch && run "peer_w4_grad_libtorch PASSIVE" 120 "${passive[@]}" "$pbuild/w4_grad_libtorch"
+  if [ "$py_both" = 1 ]; then  # w4_mlp.py uses numpy and torch
+    pyrun "w4_mlp.py" 240 w4_mlp.py
+    pyrun_passive "w4_mlp.py PASSIVE" 120 w4_mlp.py
+  fi
+  if [ "$have_peers" = 1 ] && [ "$py_torch" = 1 ]; then
+    pyrun "peer_w4_grad.py" 240 "$here/peer_w4_grad.py"
+    pyrun_passive "peer_w4_grad.py PASSIVE" 120 "$here/peer_w4_grad.py"
+  fi
+  return 0
+}
+# BENCH_ONLY (e.g. "W4" or "W1 W3"): only these workloads' rounds (all by default).
+only=${BENCH_ONLY:-W1 W3 W4}
+deadline=$(($(date +%s) + ${BENCH_BUDGET:-300}))
 for round in $(seq 1 "$rounds"); do
-  wait_idle
-  log "# ==== round $round of $rounds: W1"
-  w1_round
-  wait_idle
-  log "# ==== round $round of $rounds: W3"
-  w3_round
+  for wl in W1 W3 W4; do
+    case " $only " in *" $wl "*) ;; *) continue ;; esac
+    wait_idle
+    log "# ==== round $round of $rounds: $wl"
+    case $wl in W1) w1_round ;; W3) w3_round ;; W4) w4_round ;; esac
+  done
 done
 log "# finished $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(( $(date +%s) - start )) s"
 

@@ -201,3 +201,48 @@ TEST_CASE("custom_vjp: reverse mode calls the pullback; forward mode is an error
   CHECK_THROWS_WITH(rune::jvp(cube, x, x),
                     "rune::jvp: a custom_vjp rule has no forward derivative; give the function a custom_jvp rule");
 }
+
+namespace {
+auto running_product(const Tensor& v) {
+  return rune::scan(
+      [](const Tensor& acc, const Tensor& row) {
+        Tensor next = acc * row;
+        return std::pair{next, next};
+      },
+      nx::scalar(nx::float64, 1.), v);
+}
+}  // namespace
+
+TEST_CASE("differentiating scan: reverse, forward, captures, structures, second order") {
+  Tensor xs = v4();
+  CHECK(text(rune::grad([](const Tensor& v) { return running_product(v).first; }, xs)) == "float64 [4] [24, 12, 8, 6]");
+  CHECK(text(rune::grad([](const Tensor& v) { return nx::sum(running_product(v).second); }, xs)) ==
+        "float64 [4] [33, 16, 10, 6]");
+  CHECK(text(rune::jvp([](const Tensor& v) { return running_product(v).first; }, xs, nx::ones_like(xs)).second) ==
+        "float64 [] 50");
+  // a captured parameter and a structured carry
+  auto rollout = [&](const std::pair<Tensor, Tensor>& p) {
+    auto [state, trail] = rune::scan(
+        [&](const std::pair<Tensor, Tensor>& c, const Tensor& row) {
+          Tensor v = c.second + (row - c.first) * p.first;
+          return std::pair{std::pair{c.first + v * p.second, v}, nx::sin(c.first)};
+        },
+        std::pair{nx::scalar(nx::float64, 0.), nx::scalar(nx::float64, 0.)}, xs);
+    return nx::sum(trail) + state.first * state.second;
+  };
+  std::pair<Tensor, Tensor> params{nx::scalar(nx::float64, 0.3), nx::scalar(nx::float64, 0.5)};
+  CHECK(rune::check_grads(rollout, params, 1e-6, 1e-6).ok);
+  auto sines = [](const Tensor& v) {
+    return rune::scan([](const Tensor& c, const Tensor& row) { return std::pair{nx::sin(c + row), std::tuple<>{}}; },
+                      nx::scalar(nx::float64, 0.5), v)
+        .first;
+  };
+  CHECK(rune::check_grads(sines, xs, 1e-6, 1e-6).ok);
+  Tensor h = rune::hessian(sines, xs);
+  CHECK(nx::item(h, {0, 1}) == Approx(nx::item(h, {1, 0})).epsilon(1e-12));
+  Tensor fd = (rune::grad(sines, xs + f64({4}, {1e-6, 0, 0, 0})) - rune::grad(sines, xs - f64({4}, {1e-6, 0, 0, 0}))) / 2e-6;
+  for (int j = 0; j < 4; ++j) CHECK(nx::item(h, {0, j}) == Approx(nx::item(fd, {j})).epsilon(1e-5));
+  // under rune::program, the forward scan and the reversed linear scan are recorded
+  rune::Program p = rune::program([&](const Tensor& v) { return rune::grad(sines, v); }, xs);
+  CHECK(text(rune::run(p, {xs})[0]) == text(rune::grad(sines, xs)));
+}
