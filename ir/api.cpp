@@ -101,19 +101,8 @@ void save_program(const Program& program, const std::filesystem::path& file) {
 }
 
 std::vector<nx::Tensor> run(const Program& program, const std::vector<nx::Tensor>& args) {
-  const ir::Program& p = program.ir();
-  if (args.size() != p.params.size())
-    nx::ops::fail("rune::run", "the program takes " + std::to_string(p.params.size()) + " arguments, got " +
-                                   std::to_string(args.size()));
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    if (!args[i].defined())
-      nx::ops::fail("rune::run", "argument " + std::to_string(i) + " holds no value (it was default-constructed)");
-    const ir::TensorType& want = p.types[std::size_t(p.params[i])];
-    if (nx::ops::type_of(args[i]) != want)
-      nx::ops::fail("rune::run", "argument " + std::to_string(i) + " is " + nx::ops::describe(args[i]) +
-                                     ", the program takes " + nx::ops::to_string(want));
-  }
-  return ir::evaluate(p, args);
+  ir::check_arguments(program.ir(), args);
+  return ir::evaluate(program.ir(), args);
 }
 
 }  // namespace rune

@@ -1,6 +1,7 @@
 #include "ir/eval.hpp"
 
 #include "ir/trace.hpp"
+#include "ops/concrete.hpp"
 #include "ops/errors.hpp"
 #include "ops/trace.hpp"
 #include "rune/nx.hpp"
@@ -13,6 +14,20 @@ std::vector<nx::Tensor> bind_construct(const Equation& eq, std::span<const nx::T
   if (traced)
     if (auto* trace = nx::ops::find_trace(inputs, api)) return static_cast<Trace&>(*trace).process_construct(eq, inputs);
   return eager_construct(eq, inputs);
+}
+
+void check_arguments(const Program& p, std::span<const nx::Tensor> args) {
+  if (args.size() != p.params.size())
+    nx::ops::fail("rune::run", "the program takes " + std::to_string(p.params.size()) + " arguments, got " +
+                                   std::to_string(args.size()));
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (!args[i].defined())
+      nx::ops::fail("rune::run", "argument " + std::to_string(i) + " holds no value (it was default-constructed)");
+    const TensorType& want = p.types[std::size_t(p.params[i])];
+    if (nx::ops::type_of(args[i]) != want)
+      nx::ops::fail("rune::run", "argument " + std::to_string(i) + " is " + nx::ops::describe(args[i]) +
+                                     ", the program takes " + nx::ops::to_string(want));
+  }
 }
 
 std::vector<nx::Tensor> evaluate(const Program& program, std::span<const nx::Tensor> args) {

@@ -10,6 +10,10 @@
 
 namespace rune::ir {
 
+// Throws rune::run's errors unless args fit the program's parameters
+// (count, definedness, dtype, shape).
+void check_arguments(const Program& program, std::span<const nx::Tensor> args);
+
 // The program's results for its parameters (captures included).
 std::vector<nx::Tensor> evaluate(const Program& program, std::span<const nx::Tensor> args);
 

@@ -25,19 +25,6 @@ struct Stepper::Frame {
 
 namespace {
 
-// rune::run's checks, with its messages (ir/api.cpp).
-void check_arguments(const ir::Program& p, const std::vector<nx::Tensor>& args) {
-  if (args.size() != p.params.size())
-    nx::ops::fail("rune::run", "the program takes " + std::to_string(p.params.size()) + " arguments, got " +
-                                   std::to_string(args.size()));
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const ir::TensorType& want = p.types[std::size_t(p.params[i])];
-    if (nx::ops::type_of(args[i]) != want)
-      nx::ops::fail("rune::run", "argument " + std::to_string(i) + " is " + nx::ops::describe(args[i]) +
-                                     ", the program takes " + nx::ops::to_string(want));
-  }
-}
-
 std::vector<nx::Tensor> gather(const std::vector<nx::Tensor>& env, const std::vector<int>& values) {
   std::vector<nx::Tensor> out;
   for (int v : values) out.push_back(env[std::size_t(v)]);
@@ -60,7 +47,7 @@ std::vector<nx::Tensor> Stepper::Frame::row_results() const { return gather(env,
 
 Stepper::Stepper(std::shared_ptr<const ir::Program> program, std::vector<nx::Tensor> args)
     : program_(std::move(program)), names_(*program_), args_(std::move(args)) {
-  check_arguments(*program_, args_);
+  ir::check_arguments(*program_, args_);
   Frame top;
   top.program = program_.get();
   top.env.resize(program_->types.size());
