@@ -223,7 +223,8 @@ void Session::go_on(bool check_first) {
 
 void Session::where(const std::string& args) {
   no_arguments("where", args);
-  show_next(out_, require_running().next(), *listing_);
+  const Stepper::Next next = require_running().next();  // before *listing_: it exists only once loaded
+  show_next(out_, next, *listing_);
 }
 
 Stepper& Session::require_running() const {
