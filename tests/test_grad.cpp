@@ -170,12 +170,13 @@ TEST_CASE("custom_jvp: forward mode applies the tangent map, reverse mode transp
     Tensor y = nx::log1p(nx::exp(x));
     return std::pair{y, [x](const Tensor& t) { return t * nx::sigmoid(x); }};
   });
-  Tensor x = f64({3}, {-1, 0, 1000});
-  CHECK(text(softplus(x)) == "float64 [3] [0.31326168751822286, 0.6931471805599453, inf]");
+  Tensor x = f64({3}, {-1000, 0, 1000});
+  CHECK(nx::item(softplus(x), {0}) == 0);
+  CHECK(nx::item(softplus(x), {1}) == Approx(std::log(2.)));
+  CHECK(std::isinf(nx::item(softplus(x), {2})));
   // the rule's derivative, not the derivative of its code (which is nan at 1000)
-  CHECK(text(rune::grad([&](const Tensor& v) { return nx::sum(softplus(v)); }, x)) ==
-        "float64 [3] [0.2689414213699951, 0.5, 1]");
-  CHECK(text(rune::jvp(softplus, x, nx::ones_like(x)).second) == "float64 [3] [0.2689414213699951, 0.5, 1]");
+  CHECK(text(rune::grad([&](const Tensor& v) { return nx::sum(softplus(v)); }, x)) == "float64 [3] [0, 0.5, 1]");
+  CHECK(text(rune::jvp(softplus, x, nx::ones_like(x)).second) == "float64 [3] [0, 0.5, 1]");
   CHECK(text(rune::hessian([&](const Tensor& v) { return nx::sum(softplus(v)); }, f64({1}, {0}))) ==
         "float64 [1, 1] [[0.25]]");
   rule_runs = 0;

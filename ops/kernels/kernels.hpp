@@ -40,6 +40,7 @@ void fill_portable(Table& t);
 #if defined(__x86_64__)
 void fill_sse2(Table& t);
 void fill_avx2(Table& t);
+void fill_avx512(Table& t);
 #endif
 
 }  // namespace nx::ops::kernels

@@ -1,5 +1,7 @@
 // The portable kernel table: scalar loops for every primitive and dtype an
 // operation accepts. The SIMD tables then replace the float32/float64 loops.
+#include <cstdlib>
+#include <string_view>
 #include <utility>
 
 #include "ops/kernels/loops.hpp"
@@ -60,12 +62,21 @@ template <std::size_t... D> void fill_all(Table& t, std::index_sequence<D...>) {
 
 void fill_portable(Table& t) { fill_all(t, std::make_index_sequence<dtype_count>{}); }
 
+// The best instruction set the processor has, or the one RUNE_SIMD names
+// (portable, sse2, avx2, avx512) when the processor has it: tests run every
+// level on one machine that way.
 const Table& table() {
   static const Table instance = [] {
     Table t;
     fill_portable(t);
 #if defined(__x86_64__)
-    if (xsimd::available_architectures().avx2 && xsimd::available_architectures().fma3_avx2) fill_avx2(t);
+    const auto has = xsimd::available_architectures();
+    const char* env = std::getenv("RUNE_SIMD");
+    const std::string_view wanted = env ? env : "";
+    if (wanted == "portable") return t;
+    if (wanted == "sse2") fill_sse2(t);
+    else if (has.avx512f && (wanted.empty() || wanted == "avx512")) fill_avx512(t);
+    else if (has.avx2 && has.fma3_avx2 && (wanted.empty() || wanted == "avx2" || wanted == "avx512")) fill_avx2(t);
     else fill_sse2(t);
 #endif
     return t;
