@@ -5,7 +5,6 @@
 #include <rune/rune.hpp>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <string>

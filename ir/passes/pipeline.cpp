@@ -11,15 +11,20 @@
 namespace rune::ir {
 
 namespace {
+bool flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && std::atoi(v) != 0;
+}
+
 Program stage(const char* name, Program (*pass)(const Program&), const Program& in) {
   Program out = pass(in);
-#ifndef NDEBUG
-  verify(out);
+#ifdef NDEBUG
+  static const bool check = flag("RUNE_VERIFY");  // the test suite sets it
+#else
+  constexpr bool check = true;
 #endif
-  static const bool log = [] {
-    const char* v = std::getenv("RUNE_LOG_PASSES");
-    return v && std::atoi(v) != 0;
-  }();
+  if (check) verify(out);
+  static const bool log = flag("RUNE_LOG_PASSES");
   if (log) std::cerr << "rune: after " << name << ":\n" << print(out);
   return out;
 }

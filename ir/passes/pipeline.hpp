@@ -1,6 +1,6 @@
 // The pass pipeline: a straight line of named stages, each followed by the
-// verifier in builds with assertions; RUNE_LOG_PASSES=1 prints the program
-// after each stage on stderr.
+// verifier in builds with assertions and when RUNE_VERIFY=1 (the test suite
+// sets it); RUNE_LOG_PASSES=1 prints the program after each stage on stderr.
 #pragma once
 
 #include "ir/program.hpp"
