@@ -41,6 +41,8 @@ void fill_portable(Table& t);
 void fill_sse2(Table& t);
 void fill_avx2(Table& t);
 void fill_avx512(Table& t);
+#elif defined(__aarch64__)
+void fill_neon(Table& t);
 #endif
 
 }  // namespace nx::ops::kernels

@@ -63,8 +63,8 @@ template <std::size_t... D> void fill_all(Table& t, std::index_sequence<D...>) {
 void fill_portable(Table& t) { fill_all(t, std::make_index_sequence<dtype_count>{}); }
 
 // The best instruction set the processor has, or the one RUNE_SIMD names
-// (portable, sse2, avx2, avx512) when the processor has it: tests run every
-// level on one machine that way.
+// (portable, sse2, avx2, avx512; portable or neon on ARM) when the processor
+// has it: tests run every level on one machine that way.
 const Table& table() {
   static const Table instance = [] {
     Table t;
@@ -78,6 +78,9 @@ const Table& table() {
     else if (has.avx512f && (wanted.empty() || wanted == "avx512")) fill_avx512(t);
     else if (has.avx2 && has.fma3_avx2 && (wanted.empty() || wanted == "avx2" || wanted == "avx512")) fill_avx2(t);
     else fill_sse2(t);
+#elif defined(__aarch64__)
+    const char* env = std::getenv("RUNE_SIMD");
+    if (!env || std::string_view(env) != "portable") fill_neon(t);
 #endif
     return t;
   }();
