@@ -38,7 +38,7 @@ build: deps $(BUILD)/build.ninja
 # (expected failures are passes; unexpected passes and timeouts are failures).
 test: build
 	@set -o pipefail; meson test -C $(BUILD) --print-errorlogs 2>&1 | tee $(BUILD)/test-summary.log; status=$$?; \
-	awk '/^Ok:/{ok=$$2} /^Expected Fail:/{xf=$$2} /^Fail:/{f=$$2} /^Unexpected Pass:/{up=$$2} /^Timeout:/{t=$$2} \
+	awk '/^Ok:/{ok=$$2} /^Expected Fail:/{xf=$$3} /^Fail:/{f=$$2} /^Unexpected Pass:/{up=$$3} /^Timeout:/{t=$$2} \
 	     END{print ok+xf " passed, " f+up+t " failed"}' $(BUILD)/test-summary.log; exit $$status
 
 demo: build
