@@ -9,6 +9,8 @@
 #include "ir/text.hpp"
 #include "ops/concrete.hpp"
 #include "ops/errors.hpp"
+#include "ops/type_checks.hpp"
+#include "rune/check.hpp"
 #include "rune/program.hpp"
 #include "rune/scan.hpp"
 
@@ -93,7 +95,21 @@ Program load_program(const std::filesystem::path& file) {
   return parse_program(text.str());
 }
 
+namespace {
+// Whether a program (or a sub-program) runs C++ code that has no text.
+bool holds_code(const ir::Program& p) {
+  for (const ir::Equation& eq : p.equations) {
+    if (eq.kind == ir::OpKind::check || eq.kind == ir::OpKind::linear_call) return true;
+    for (const auto& sub : eq.programs)
+      if (holds_code(*sub)) return true;
+  }
+  return false;
+}
+}  // namespace
+
 void save_program(const Program& program, const std::filesystem::path& file) {
+  if (holds_code(program.ir()))
+    nx::ops::fail("rune::save_program", "the program holds an nx::check, whose exception is C++ code without a text");
   std::ofstream out(file);
   if (!out) nx::ops::fail("rune::save_program", "cannot write " + file.string());
   out << to_string(program);
@@ -106,3 +122,45 @@ std::vector<nx::Tensor> run(const Program& program, const std::vector<nx::Tensor
 }
 
 }  // namespace rune
+
+namespace rune::detail {
+
+namespace {
+struct Check final : ir::CheckCall {
+  MakeException make_exception;
+  std::exception_ptr make(const nx::Index& index, std::span<const nx::Tensor> data) const override {
+    return make_exception(index, data);
+  }
+};
+}  // namespace
+
+void bind_check(std::vector<nx::Tensor> conditions, std::vector<nx::Tensor> data, MakeException make) {
+  nx::ops::check_defined("nx::check", conditions);
+  nx::ops::check_defined("nx::check", data);
+  for (const nx::Tensor& c : conditions)
+    if (c.dtype() != nx::bool_)
+      nx::ops::fail("nx::check", "the condition must be a bool tensor, got " + nx::ops::describe(c));
+  auto check = std::make_shared<Check>();
+  check->make_exception = std::move(make);
+  check->condition_count = int(conditions.size());
+  ir::Equation eq;
+  eq.kind = ir::OpKind::check;
+  eq.check = check;
+  std::vector<nx::Tensor> inputs = std::move(conditions);
+  inputs.insert(inputs.end(), data.begin(), data.end());
+  ir::bind_construct(eq, inputs, "nx::check");
+}
+
+}  // namespace rune::detail
+
+namespace nx {
+
+Tensor donate(const Tensor& t) {
+  if (!t.defined()) ops::fail("nx::donate", "the tensor holds no value (it was default-constructed)");
+  if (t.is_traced()) return t;  // a stand-in has no storage to give
+  Tensor handle = ops::make_view(t, t.shape(), t.impl()->strides, t.impl()->offset);
+  handle.impl()->donated_to_call = true;
+  return handle;
+}
+
+}  // namespace nx

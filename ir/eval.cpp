@@ -41,7 +41,7 @@ std::vector<nx::Tensor> evaluate(const Program& program, std::span<const nx::Ten
       case OpKind::primitive: env[std::size_t(eq.outputs[0])] = nx::ops::bind(eq.prim, in, eq.params); break;
       case OpKind::constant: env[std::size_t(eq.outputs[0])] = eq.constant; break;
       default: {
-        std::vector<nx::Tensor> out = bind_construct(eq, in, "rune::scan");
+        std::vector<nx::Tensor> out = bind_construct(eq, in, eq.kind == OpKind::check ? "nx::check" : "rune::scan");
         for (std::size_t k = 0; k < out.size(); ++k) env[std::size_t(eq.outputs[k])] = out[k];
       }
     }
@@ -79,8 +79,45 @@ std::vector<nx::Tensor> eager_scan(const Equation& eq, std::span<const nx::Tenso
 }
 }  // namespace
 
+namespace {
+// The multi-index of the k-th element in C order.
+nx::Index unravel(std::size_t k, const nx::Shape& shape) {
+  nx::Index index(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    index[d] = std::int64_t(k % std::size_t(shape[d]));
+    k /= std::size_t(shape[d]);
+  }
+  return index;
+}
+
+// The element at index, as a scalar tensor.
+nx::Tensor element(const nx::Tensor& t, const nx::Index& index) {
+  nx::Shape stop = index;
+  for (auto& i : stop) ++i;
+  return nx::reshape(nx::slice(t, index, stop), {});
+}
+
+// Throws the exception the check makes for the first false condition
+// element; a data leaf shaped like that condition is given at the index.
+void eager_check(const Equation& eq, std::span<const nx::Tensor> inputs) {
+  const auto conditions = std::size_t(eq.check->condition_count);
+  for (std::size_t c = 0; c < conditions; ++c) {
+    std::vector<bool> holds = nx::to_vector<bool>(inputs[c]);
+    for (std::size_t k = 0; k < holds.size(); ++k) {
+      if (holds[k]) continue;
+      const nx::Index index = unravel(k, inputs[c].shape());
+      std::vector<nx::Tensor> data;
+      for (const nx::Tensor& t : inputs.subspan(conditions))
+        data.push_back(t.ndim() > 0 && t.shape() == inputs[c].shape() ? element(t, index) : t);
+      std::rethrow_exception(eq.check->make(index, data));
+    }
+  }
+}
+}  // namespace
+
 std::vector<nx::Tensor> eager_construct(const Equation& eq, std::span<const nx::Tensor> inputs) {
   switch (eq.kind) {
+    case OpKind::check: eager_check(eq, inputs); return {};
     case OpKind::scan: return eager_scan(eq, inputs);
     case OpKind::linear_call:
       nx::ops::fail("rune::jvp", "a " + std::string(eq.call->name()) +

@@ -569,7 +569,8 @@ class Parser {
       case OpKind::constant: given = {nx::ops::type_of(eq.constant)}; break;
       case OpKind::primitive: given = {primitive_type(eq, in, site.op)}; break;
       case OpKind::scan: given = scan_types(eq, site, in); break;
-      case OpKind::linear_call: break;  // only in linear programs, which are never parsed
+      case OpKind::linear_call:  // only in linear programs, which are never parsed
+      case OpKind::check: break;  // C++ code: never parsed
     }
     check_outputs(site.outputs, given, site.op);
   }

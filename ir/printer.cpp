@@ -165,6 +165,9 @@ class Printer {
       case OpKind::scan: return scan(eq, head, indent);
       case OpKind::linear_call:
         return line(indent, head + std::string(eq.call->name()) + "(" + names_of(eq.inputs) + ")");
+      case OpKind::check:
+        return line(indent, head + "check " + std::to_string(eq.check->condition_count) + " conditions (" +
+                                names_of(eq.inputs) + ")");
     }
   }
 

@@ -23,6 +23,7 @@ bool equal(const Equation& a, const Equation& b) {
     case OpKind::scan:
       return a.scan == b.scan && a.programs.size() == b.programs.size() && equal(*a.programs[0], *b.programs[0]);
     case OpKind::linear_call: return a.call == b.call;
+    case OpKind::check: return a.check == b.check;
   }
   return false;
 }

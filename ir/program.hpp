@@ -16,9 +16,14 @@
 // (carry..., row of each xs..., captures...) and returns (carry..., y...);
 // the scan's outputs are the final carry and each y stacked along a new
 // leading axis of `length` rows.
+//
+// A check (nx::check) has the conditions and the data as inputs and no
+// outputs; evaluating it throws when a condition element is false. It is
+// the one equation with an effect: passes keep it.
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -37,9 +42,20 @@ enum class OpKind : std::uint8_t {
   constant,     // a concrete value: constant
   scan,         // a loop over rows: scan fields, programs[0] is the step
   linear_call,  // a linear map known only by its transpose: call
+  check,        // nx::check: inputs are the conditions then the data; no outputs
 };
 
 struct Program;
+
+// What an nx::check does when a condition is false: builds the exception
+// from the index of the first false element (C order, over the condition
+// leaves in turn) and the data leaves at that index. C++ code: a program
+// holding a check has no text that parses back.
+struct CheckCall {
+  virtual ~CheckCall() = default;
+  virtual std::exception_ptr make(const nx::Index& index, std::span<const nx::Tensor> data_at_index) const = 0;
+  int condition_count = 0;
+};
 
 // A linear map given by C++ code for its transpose (a custom_vjp rule's
 // pullback): it appears in linear programs only. It has no forward
@@ -70,6 +86,7 @@ struct Equation {
   ScanInfo scan;
   std::vector<std::shared_ptr<const Program>> programs;
   std::shared_ptr<const LinearCall> call;
+  std::shared_ptr<const CheckCall> check;
 };
 
 struct Program {

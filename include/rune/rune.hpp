@@ -2,8 +2,10 @@
 #pragma once
 
 #include "rune/nx.hpp"
+#include "rune/check.hpp"
 #include "rune/custom.hpp"
 #include "rune/grad.hpp"
+#include "rune/jit.hpp"
 #include "rune/program.hpp"
 #include "rune/scan.hpp"
 #include "rune/tree.hpp"

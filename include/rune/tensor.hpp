@@ -81,6 +81,9 @@ struct TensorImpl final : RefCounted {
   boost::intrusive_ptr<Storage> storage;
   // Stand-ins: the trace's value; storage is null.
   boost::intrusive_ptr<Tracer> tracer;
+  // Set on the handle nx::donate returns: a compiled call given it takes
+  // its storage (marks it donated) when the call returns.
+  bool donated_to_call = false;
 
   static void* operator new(std::size_t bytes);
   static void operator delete(void* p);

@@ -1,5 +1,5 @@
 // Dead-code elimination: removes the equations none of whose outputs is
-// used (no equation has a side effect), in the program and its sub-programs.
+// used, in the program and its sub-programs; checks stay (they may throw).
 #pragma once
 
 #include "ir/program.hpp"

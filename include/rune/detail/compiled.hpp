@@ -1,0 +1,36 @@
+// What rune::jit needs from the layers below, without exposing programs.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "rune/tensor.hpp"
+#include "rune/tree.hpp"
+
+namespace rune {
+namespace ir {
+struct Program;
+}
+
+namespace detail {
+
+// A traced function ready to run for one key.
+struct Executable {
+  std::shared_ptr<const ir::Program> program;
+  std::shared_ptr<const void> result_like;  // the result's structure (its C++ type fixed by the key)
+};
+
+// The compiled form of a traced program (the passes run once).
+std::shared_ptr<const ir::Program> compile(std::shared_ptr<const ir::Program> traced);
+// Runs an executable's program on the argument leaves: donated storage is
+// taken when the call returns, results never share it.
+std::vector<nx::Tensor> execute(const ir::Program& program, std::span<const nx::Tensor> args,
+                                std::span<const nx::Tensor> captures);
+// With RUNE_JIT_DEBUG set to a nonzero integer, prints on stderr the first
+// difference of a new key from the latest call's.
+void report_retrace(const TreeKey& here, const TreeKey& previous);
+
+}  // namespace detail
+}  // namespace rune

@@ -1,0 +1,100 @@
+// rune::jit: a function traced once per key and run as a program.
+//
+// A call retraces exactly when its key is new: the static leaves and the
+// structure of the arguments, and each tensor leaf's dtype, shape and
+// placement. Captured doubles and tensors are constants of the program of
+// that key. The program runs through the passes once, then the reference
+// interpreter on every call (the VM replaces it later). A compiled function
+// may be called from several threads at once.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <tuple>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+
+#include "rune/detail/compiled.hpp"
+#include "rune/detail/staging.hpp"
+#include "rune/tree.hpp"
+
+namespace rune {
+
+struct JitError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+template <class F> class Compiled {
+ public:
+  explicit Compiled(F f) : f_(std::move(f)), state_(std::make_shared<State>()) {}
+
+  template <class... Args> auto operator()(const Args&... args) const {
+    using R = std::decay_t<std::invoke_result_t<const F&, const Args&...>>;
+    TreeKey key = key_of(std::forward_as_tuple(args...));
+    std::vector<nx::Tensor> in;
+    (append(in, leaves(args)), ...);
+    std::shared_ptr<const detail::Executable> exe = lookup(key);
+    std::vector<nx::Tensor> captures;
+    if (!exe) exe = trace<R>(key, &captures, args...);
+    std::vector<nx::Tensor> out = detail::execute(*exe->program, in, captures);
+    return rebuild(*std::static_pointer_cast<const R>(exe->result_like), std::span<const nx::Tensor>(out));
+  }
+
+  // How many times f was traced (one per new key).
+  std::int64_t traces() const { return state_->traces.load(); }
+
+ private:
+  struct State {
+    std::mutex mutex;
+    std::unordered_map<TreeKey, std::shared_ptr<const detail::Executable>> cache;
+    std::optional<TreeKey> latest;
+    std::atomic<std::int64_t> traces{0};
+  };
+
+  static void append(std::vector<nx::Tensor>& to, const std::vector<nx::Tensor>& more) {
+    to.insert(to.end(), more.begin(), more.end());
+  }
+
+  std::shared_ptr<const detail::Executable> lookup(const TreeKey& key) const {
+    std::lock_guard lock(state_->mutex);
+    auto found = state_->cache.find(key);
+    if (found == state_->cache.end()) return nullptr;
+    state_->latest = key;
+    return found->second;
+  }
+
+  // Traces f for a new key. A function that reads values of an enclosing
+  // trace (captures) is not cached: those values belong to this call.
+  template <class R, class... Args>
+  std::shared_ptr<const detail::Executable> trace(const TreeKey& key, std::vector<nx::Tensor>* captures,
+                                                  const Args&... args) const {
+    detail::Staging staging("rune::jit");
+    auto stand_in = [&](const auto& arg) {
+      std::vector<nx::Tensor> params = staging.parameters(leaves(arg));
+      return rebuild(arg, std::span<const nx::Tensor>(params));
+    };
+    std::tuple<decltype(stand_in(args))...> traced{stand_in(args)...};
+    auto result = std::make_shared<R>(std::apply(f_, traced));
+    auto exe = std::make_shared<detail::Executable>();
+    exe->program = detail::compile(staging.finish(leaves(*result)));
+    exe->result_like = result;
+    *captures = staging.captures();
+    std::lock_guard lock(state_->mutex);
+    ++state_->traces;
+    if (state_->latest) detail::report_retrace(key, *state_->latest);
+    state_->latest = key;
+    if (captures->empty()) state_->cache.emplace(key, exe);
+    return exe;
+  }
+
+  F f_;
+  std::shared_ptr<State> state_;
+};
+
+template <class F> Compiled<F> jit(F f) { return Compiled<F>(std::move(f)); }
+
+}  // namespace rune

@@ -1,0 +1,186 @@
+// rune::jit: keys and retraces, captures, structures, donation, checks,
+// composition with grad and scan, threads.
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+
+#include "helpers.hpp"
+#include <rune/rune.hpp>
+
+using nx::Tensor;
+using namespace test;
+
+namespace {
+Tensor v4() { return f64({4}, {1, 2, 3, 4}); }
+enum class Mode { plain, doubled };
+struct Config {
+  Tensor scale;
+  Mode mode = Mode::plain;
+  int repeats = 1;
+};
+RUNE_TREE(Config, scale, mode, repeats);
+}  // namespace
+
+TEST_CASE("a compiled function traces once per key") {
+  int traces = 0;
+  auto affine = rune::jit([&](const Tensor& x) {
+    ++traces;
+    return x * 2. + 1.;
+  });
+  CHECK(text(affine(f64({3}, {1, 2, 3}))) == "float64 [3] [3, 5, 7]");
+  CHECK(text(affine(f64({3}, {7, 8, 9}))) == "float64 [3] [15, 17, 19]");
+  CHECK(traces == 1);
+  (void)affine(nx::ones(nx::float64, {5}));   // a new shape
+  (void)affine(nx::ones(nx::float32, {5}));   // a new dtype
+  (void)affine(nx::ones(nx::float64, {3}));   // seen before
+  CHECK(traces == 3);
+  CHECK(affine.traces() == 3);
+}
+
+TEST_CASE("static leaves and structure are part of the key") {
+  int traces = 0;
+  auto run = rune::jit([&](const Config& c, const std::vector<Tensor>& xs) {
+    ++traces;
+    Tensor total = nx::zeros(nx::float64, {});
+    for (const Tensor& x : xs) total = total + nx::sum(x);
+    for (int i = 0; i < c.repeats; ++i) total = total * c.scale;
+    return c.mode == Mode::doubled ? total * 2. : total;
+  });
+  Config c{nx::scalar(nx::float64, 2.), Mode::plain, 1};
+  std::vector<Tensor> xs{v4()};
+  CHECK(nx::item(run(c, xs)) == 20);
+  c.repeats = 2;
+  CHECK(nx::item(run(c, xs)) == 40);
+  c.mode = Mode::doubled;
+  CHECK(nx::item(run(c, xs)) == 80);
+  xs.push_back(v4());
+  CHECK(nx::item(run(c, xs)) == 160);
+  CHECK(traces == 4);
+  CHECK(nx::item(run(c, xs)) == 160);
+  CHECK(traces == 4);
+}
+
+TEST_CASE("RUNE_JIT_DEBUG reports the first difference of a retrace") {
+  setenv("RUNE_JIT_DEBUG", "1", 1);
+  std::stringstream captured;
+  auto* old = std::cerr.rdbuf(captured.rdbuf());
+  auto f = rune::jit([](const Tensor& x) { return x + 1.; });
+  (void)f(nx::ones(nx::float64, {3}));
+  (void)f(nx::ones(nx::float64, {5}));
+  std::cerr.rdbuf(old);
+  unsetenv("RUNE_JIT_DEBUG");
+  CHECK(captured.str() == "rune::jit: retrace: 0: shape [5] here, [3] in the previous key\n");
+}
+
+TEST_CASE("captures are read at the trace") {
+  double scale = 2.;
+  auto scaled = rune::jit([&](const Tensor& v) { return v * scale; });
+  Tensor before = scaled(v4());
+  scale = 10.;
+  CHECK(text(scaled(v4())) == text(before));
+}
+
+TEST_CASE("reading a stand-in inside a compiled function names rune::jit") {
+  auto f = rune::jit([](const Tensor& v) { return v * nx::item(v, {0}); });
+  CHECK_THROWS_WITH(f(v4()), "nx::item: the value is traced by rune::jit");
+  // a failed trace leaves the compiled function usable
+  auto g = rune::jit([](const Tensor& v) {
+    if (v.shape()[0] == 2) (void)nx::item(v, {0});
+    return v + 1.;
+  });
+  CHECK_THROWS(g(f64({2}, {1, 2})));
+  CHECK(text(g(f64({3}, {1, 2, 3}))) == "float64 [3] [2, 3, 4]");
+}
+
+TEST_CASE("compiled arithmetic gives eager's bits") {
+  auto poly = [](const Tensor& x) { return x * x * x - x * 3. + x / 7.; };
+  Tensor probe = f64({3}, {0.1, 1.7, -2.3});
+  std::vector<double> a = values(rune::jit(poly)(probe)), b = values(poly(probe));
+  for (std::size_t i = 0; i < a.size(); ++i) CHECK(bits(a[i]) == bits(b[i]));
+}
+
+TEST_CASE("donation gives the storage up; results equal a call without it") {
+  auto decay = rune::jit([](const Tensor& w) { return w * 0.5; });
+  Tensor w = f64({3}, {2, 4, 6});
+  Tensor view = nx::slice(w, {1}, {3});
+  Tensor kept = decay(w);
+  Tensor w2 = decay(nx::donate(w));
+  CHECK(values(w2) == values(kept));
+  CHECK_THROWS_WITH(nx::to_vector<double>(w), "nx::to_vector: float64 [3] was donated to rune::jit");
+  CHECK_THROWS_WITH(nx::item(view, {0}), "nx::item: float64 [2] was donated to rune::jit");
+  CHECK_THROWS_WITH(w + 1., "nx::add: float64 [3] was donated to rune::jit");
+  // a result that is the donated value itself is copied out first
+  auto same = rune::jit([](const Tensor& x) { return x; });
+  Tensor y = f64({2}, {1, 2});
+  Tensor z = same(nx::donate(y));
+  CHECK(text(z) == "float64 [2] [1, 2]");
+  // outside a compiled call, donate changes nothing
+  Tensor u = f64({1}, {3});
+  CHECK(text(nx::donate(u) * 2.) == "float64 [1] [6]");
+  CHECK(text(u) == "float64 [1] [3]");
+}
+
+TEST_CASE("checks: eager, traced, compiled") {
+  auto make = [](const nx::Index& i, const Tensor& x) {
+    return std::make_exception_ptr(
+        std::runtime_error("bad element at " + std::to_string(i[0]) + ": " + nx::to_string(x)));
+  };
+  Tensor x = f64({3}, {1, -1, 0});
+  CHECK_THROWS_WITH(nx::check(nx::greater(x, 0.), x, make), "bad element at 1: float64 [] -1");
+  CHECK_NOTHROW(nx::check(nx::greater(nx::abs(x), -1.), x, make));
+  CHECK_THROWS_WITH(nx::check(x, x, make), "nx::check: the condition must be a bool tensor, got float64 [3]");
+  auto checked_log = rune::jit([&](const Tensor& v) {
+    nx::check(nx::greater(v, 0.), v, make);
+    return nx::log(v);
+  });
+  CHECK_THROWS_WITH(checked_log(x), "bad element at 1: float64 [] -1");
+  CHECK(text(checked_log(f64({2}, {1, 1}))) == "float64 [2] [0, 0]");
+  // the check survives the passes, though nothing uses it
+  rune::Program p = rune::program([&](const Tensor& v) {
+    nx::check(nx::greater(v, 0.), v, make);
+    return v;
+  }, v4());
+  CHECK(rune::to_string(p).find("check 1 conditions") != std::string::npos);
+  CHECK_THROWS_WITH(rune::save_program(p, "/tmp/never.rune"), StartsWith("rune::save_program: the program holds an nx::check"));
+}
+
+TEST_CASE("jit composes with grad and scan") {
+  using Params = std::pair<Tensor, Tensor>;
+  Tensor inputs = f64({4}, {0, 1, 2, 3}), targets = f64({4}, {1, 3, 5, 7});
+  auto mse = [&](const Params& p) {
+    Tensor err = p.first * inputs + p.second - targets;
+    return nx::mean(err * err);
+  };
+  int traces = 0;
+  auto step = rune::jit([&](const Params& p) {
+    ++traces;
+    auto [loss, g] = rune::value_and_grad(mse, p);
+    return std::pair{loss, Params{p.first - g.first * 0.1, p.second - g.second * 0.1}};
+  });
+  Params p{nx::scalar(nx::float64, 0.), nx::scalar(nx::float64, 0.)};
+  Tensor loss;
+  for (int i = 0; i < 200; ++i) std::tie(loss, p) = step(p);
+  CHECK(nx::item(loss) < 1e-12);
+  CHECK(traces == 1);
+  // grad of a compiled function differentiates its program
+  auto compiled = rune::jit([](const Tensor& v) { return nx::sum(nx::sin(v) * v); });
+  CHECK(text(rune::grad(compiled, v4())) == text(rune::grad([](const Tensor& v) { return nx::sum(nx::sin(v) * v); }, v4())));
+  // a compiled scan
+  auto cumulative = rune::jit([](const Tensor& v) {
+    return rune::scan([](const Tensor& acc, const Tensor& row) { return std::pair{acc + row, acc + row}; },
+                      nx::scalar(nx::float64, 0.), v)
+        .second;
+  });
+  CHECK(text(cumulative(v4())) == "float64 [4] [1, 3, 6, 10]");
+}
+
+TEST_CASE("a compiled function may be called from several threads at once") {
+  auto f = rune::jit([](const Tensor& v) { return nx::sum(v * v); });
+  std::vector<double> results(8);
+  std::vector<std::thread> threads;
+  for (int k = 0; k < 8; ++k)
+    threads.emplace_back([&, k] { results[std::size_t(k)] = nx::item(f(nx::full(nx::float64, {k + 1}, 2.))); });
+  for (auto& t : threads) t.join();
+  for (int k = 0; k < 8; ++k) CHECK(results[std::size_t(k)] == 4. * (k + 1));
+  CHECK(f.traces() == 8);
+}
