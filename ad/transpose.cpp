@@ -1,6 +1,7 @@
 #include "ad/transpose.hpp"
 
 #include "ad/scan_rules.hpp"
+#include "ir/eval.hpp"
 #include "ops/derivatives.hpp"
 #include "ops/errors.hpp"
 
@@ -20,18 +21,23 @@ struct Transposer {
     sum = sum.defined() ? sum + ct : ct;
   }
 
+  // A custom_vjp's pullback: its program maps the output cotangents and its
+  // captures (the fixed inputs after the linear ones) to the inputs' cotangents.
   void linear_call(const ir::Equation& eq) {
-    std::vector<nx::Tensor> cts;
+    std::vector<nx::Tensor> args;
     bool any = false;
     for (int v : eq.outputs) {
-      cts.push_back(cotangent[std::size_t(v)]);
-      any = any || cts.back().defined();
+      args.push_back(cotangent[std::size_t(v)]);
+      any = any || args.back().defined();
     }
     if (!any) return;
-    for (std::size_t k = 0; k < cts.size(); ++k)
-      if (!cts[k].defined()) cts[k] = nx::ops::zeros_of(p.types[std::size_t(eq.outputs[k])]);
-    std::vector<nx::Tensor> in = eq.call->transpose(cts);
-    for (std::size_t i = 0; i < eq.inputs.size(); ++i)
+    for (std::size_t k = 0; k < args.size(); ++k)
+      if (!args[k].defined()) args[k] = nx::ops::zeros_of(p.types[std::size_t(eq.outputs[k])]);
+    const std::size_t residuals = eq.call->transpose->params.size() - eq.outputs.size();
+    const std::size_t tangents = eq.inputs.size() - residuals;  // (some may be fixed zeros)
+    for (std::size_t i = tangents; i < eq.inputs.size(); ++i) args.push_back(fixed[std::size_t(eq.inputs[i])]);
+    std::vector<nx::Tensor> in = ir::evaluate(*eq.call->transpose, args);
+    for (std::size_t i = 0; i < tangents; ++i)
       if (linear[std::size_t(eq.inputs[i])]) contribute(eq.inputs[i], in[i]);
   }
 

@@ -10,7 +10,9 @@
 #include "ops/concrete.hpp"
 #include "ops/errors.hpp"
 #include "ops/type_checks.hpp"
+#include "rune/callback.hpp"
 #include "rune/check.hpp"
+#include "rune/custom.hpp"
 #include "rune/program.hpp"
 #include "rune/scan.hpp"
 
@@ -99,7 +101,8 @@ namespace {
 // Whether a program (or a sub-program) runs C++ code that has no text.
 bool holds_code(const ir::Program& p) {
   for (const ir::Equation& eq : p.equations) {
-    if (eq.kind == ir::OpKind::check || eq.kind == ir::OpKind::linear_call) return true;
+    if (eq.kind != ir::OpKind::primitive && eq.kind != ir::OpKind::constant && eq.kind != ir::OpKind::scan)
+      return true;
     for (const auto& sub : eq.programs)
       if (holds_code(*sub)) return true;
   }
@@ -109,7 +112,8 @@ bool holds_code(const ir::Program& p) {
 
 void save_program(const Program& program, const std::filesystem::path& file) {
   if (holds_code(program.ir()))
-    nx::ops::fail("rune::save_program", "the program holds an nx::check, whose exception is C++ code without a text");
+    nx::ops::fail("rune::save_program",
+                  "the program holds C++ code (a rune::callback, an nx::check or a custom rule), which has no text");
   std::ofstream out(file);
   if (!out) nx::ops::fail("rune::save_program", "cannot write " + file.string());
   out << to_string(program);
@@ -151,6 +155,33 @@ void bind_check(std::vector<nx::Tensor> conditions, std::vector<nx::Tensor> data
   ir::bind_construct(eq, inputs, "nx::check");
 }
 
+namespace {
+struct Host final : ir::HostCall {
+  HostFunction function;
+  std::vector<nx::Tensor> run(std::span<const nx::Tensor> args) const override {
+    std::vector<nx::Tensor> out = function(args);
+    for (std::size_t i = 0; i < out.size(); ++i)
+      if (nx::ops::type_of(out[i]) != output_types[i])
+        nx::ops::fail("rune::callback", "result " + std::to_string(i) + " is " + nx::ops::describe(out[i]) +
+                                            ", like says " + nx::ops::to_string(output_types[i]));
+    return out;
+  }
+};
+}  // namespace
+
+std::vector<nx::Tensor> bind_callback(std::vector<nx::Tensor> args, std::span<const nx::Tensor> like,
+                                      HostFunction function) {
+  nx::ops::check_defined("rune::callback", args);
+  nx::ops::check_defined("rune::callback", like);
+  auto host = std::make_shared<Host>();
+  host->function = std::move(function);
+  for (const nx::Tensor& t : like) host->output_types.push_back(nx::ops::type_of(t));
+  ir::Equation eq;
+  eq.kind = ir::OpKind::callback;
+  eq.host = host;
+  return ir::bind_construct(eq, args, "rune::callback");
+}
+
 }  // namespace rune::detail
 
 namespace nx {
@@ -164,3 +195,22 @@ Tensor donate(const Tensor& t) {
 }
 
 }  // namespace nx
+
+namespace rune::detail {
+
+bool tracing(std::span<const nx::Tensor> values) {
+  if (nx::ops::trace_depth() > 0) return true;
+  for (const nx::Tensor& t : values)
+    if (t.defined() && t.is_traced()) return true;
+  return false;
+}
+
+std::vector<nx::Tensor> bind_custom(std::shared_ptr<const CustomRule> rule, std::span<const nx::Tensor> inputs) {
+  ir::Equation eq;
+  eq.kind = ir::OpKind::custom;
+  eq.rule = std::move(rule);
+  return ir::bind_construct(eq, inputs, eq.rule->reverse_only ? "rune::custom_vjp" : "rune::custom_jvp");
+}
+
+void callback_result_differs(const std::string& difference) { nx::ops::fail("rune::callback", difference); }
+}  // namespace rune::detail

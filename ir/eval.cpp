@@ -30,6 +30,15 @@ void check_arguments(const Program& p, std::span<const nx::Tensor> args) {
   }
 }
 
+std::string_view entry_point(OpKind kind) {
+  switch (kind) {
+    case OpKind::check: return "nx::check";
+    case OpKind::callback: return "rune::callback";
+    case OpKind::custom: return "rune::custom_jvp";
+    default: return "rune::scan";
+  }
+}
+
 std::vector<nx::Tensor> evaluate(const Program& program, std::span<const nx::Tensor> args) {
   std::vector<nx::Tensor> env(program.types.size());
   for (std::size_t i = 0; i < program.params.size(); ++i) env[std::size_t(program.params[i])] = args[i];
@@ -41,7 +50,7 @@ std::vector<nx::Tensor> evaluate(const Program& program, std::span<const nx::Ten
       case OpKind::primitive: env[std::size_t(eq.outputs[0])] = nx::ops::bind(eq.prim, in, eq.params); break;
       case OpKind::constant: env[std::size_t(eq.outputs[0])] = eq.constant; break;
       default: {
-        std::vector<nx::Tensor> out = bind_construct(eq, in, eq.kind == OpKind::check ? "nx::check" : "rune::scan");
+        std::vector<nx::Tensor> out = bind_construct(eq, in, entry_point(eq.kind));
         for (std::size_t k = 0; k < out.size(); ++k) env[std::size_t(eq.outputs[k])] = out[k];
       }
     }
@@ -118,10 +127,12 @@ void eager_check(const Equation& eq, std::span<const nx::Tensor> inputs) {
 std::vector<nx::Tensor> eager_construct(const Equation& eq, std::span<const nx::Tensor> inputs) {
   switch (eq.kind) {
     case OpKind::check: eager_check(eq, inputs); return {};
+    case OpKind::callback: return eq.host->run(inputs);
     case OpKind::scan: return eager_scan(eq, inputs);
+    case OpKind::custom:  // recorded in a program: its program; called directly: its C++
+      return eq.programs.empty() ? eq.rule->call(inputs) : evaluate(*eq.programs[0], inputs);
     case OpKind::linear_call:
-      nx::ops::fail("rune::jvp", "a " + std::string(eq.call->name()) +
-                                     " rule has no forward derivative; give the function a custom_jvp rule");
+      nx::ops::fail("rune::jvp", "a custom_vjp rule has no forward derivative; give the function a custom_jvp rule");
     default: return {};
   }
 }

@@ -14,6 +14,9 @@ namespace rune::ir {
 // (count, definedness, dtype, shape).
 void check_arguments(const Program& program, std::span<const nx::Tensor> args);
 
+// The user's entry point of a construct, first in its errors.
+std::string_view entry_point(OpKind kind);
+
 // The program's results for its parameters (captures included).
 std::vector<nx::Tensor> evaluate(const Program& program, std::span<const nx::Tensor> args);
 

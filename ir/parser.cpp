@@ -570,7 +570,9 @@ class Parser {
       case OpKind::primitive: given = {primitive_type(eq, in, site.op)}; break;
       case OpKind::scan: given = scan_types(eq, site, in); break;
       case OpKind::linear_call:  // only in linear programs, which are never parsed
-      case OpKind::check: break;  // C++ code: never parsed
+      case OpKind::check:
+      case OpKind::callback:
+      case OpKind::custom: break;  // C++ code: never parsed
     }
     check_outputs(site.outputs, given, site.op);
   }

@@ -163,8 +163,11 @@ class Printer {
         return line(indent, head + std::string(nx::ops::info(eq.prim).name) + "(" + names_of(eq.inputs) + ")" +
                                 params_text(eq.params));
       case OpKind::scan: return scan(eq, head, indent);
-      case OpKind::linear_call:
-        return line(indent, head + std::string(eq.call->name()) + "(" + names_of(eq.inputs) + ")");
+      case OpKind::linear_call: return line(indent, head + "pullback(" + names_of(eq.inputs) + ")");
+      case OpKind::custom:
+        line(indent, head + std::string(eq.rule->name()) + "(" + names_of(eq.inputs) + ")");
+        return program(*eq.programs[0], indent + 4);
+      case OpKind::callback: return line(indent, head + "callback(" + names_of(eq.inputs) + ")");
       case OpKind::check:
         return line(indent, head + "check " + std::to_string(eq.check->condition_count) + " conditions (" +
                                 names_of(eq.inputs) + ")");

@@ -24,6 +24,8 @@ bool equal(const Equation& a, const Equation& b) {
       return a.scan == b.scan && a.programs.size() == b.programs.size() && equal(*a.programs[0], *b.programs[0]);
     case OpKind::linear_call: return a.call == b.call;
     case OpKind::check: return a.check == b.check;
+    case OpKind::callback: return a.host == b.host;
+    case OpKind::custom: return a.rule == b.rule;
   }
   return false;
 }
@@ -79,6 +81,12 @@ std::vector<TensorType> construct_output_types(const Equation& eq, const std::ve
   switch (eq.kind) {
     case OpKind::scan: return scan_output_types(eq, inputs);
     case OpKind::linear_call: return eq.call->output_types;
+    case OpKind::callback: return eq.host->output_types;
+    case OpKind::custom: {
+      std::vector<TensorType> out;
+      for (int v : eq.programs.at(0)->results) out.push_back(eq.programs[0]->types[std::size_t(v)]);
+      return out;
+    }
     default: return {};
   }
 }

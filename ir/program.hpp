@@ -18,18 +18,22 @@
 // leading axis of `length` rows.
 //
 // A check (nx::check) has the conditions and the data as inputs and no
-// outputs; evaluating it throws when a condition element is false. It is
-// the one equation with an effect: passes keep it.
+// outputs; evaluating it throws when a condition element is false. A
+// callback runs C++ on its inputs' elements. These two have effects: passes
+// keep them. A custom equation computes programs[0]; differentiating it
+// applies its rule instead of differentiating the program.
 #pragma once
 
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
 
 #include "ops/primitive.hpp"
+#include "rune/detail/custom_rule.hpp"
 
 namespace rune::ir {
 
@@ -43,6 +47,8 @@ enum class OpKind : std::uint8_t {
   scan,         // a loop over rows: scan fields, programs[0] is the step
   linear_call,  // a linear map known only by its transpose: call
   check,        // nx::check: inputs are the conditions then the data; no outputs
+  callback,     // rune::callback: C++ run on the inputs' elements: host
+  custom,       // custom_jvp/custom_vjp: programs[0] computes it, rule differentiates it
 };
 
 struct Program;
@@ -57,15 +63,27 @@ struct CheckCall {
   int condition_count = 0;
 };
 
-// A linear map given by C++ code for its transpose (a custom_vjp rule's
-// pullback): it appears in linear programs only. It has no forward
-// evaluation and no text that parses back.
+// C++ code run on concrete values inside a program (rune::callback). Like
+// checks, it has an effect (it runs once per execution) and no text.
+struct HostCall {
+  virtual ~HostCall() = default;
+  virtual std::vector<nx::Tensor> run(std::span<const nx::Tensor> args) const = 0;
+  std::vector<TensorType> output_types;
+};
+
+// A function with a derivative rule of its own (rune::custom_jvp,
+// rune::custom_vjp). Its equation's inputs are the function's inputs then
+// the captures of its program (programs[0], which computes its value); the
+// rule sees the function's inputs only.
+using CustomRule = detail::CustomRule;
+
+// A linear map known by its transpose, a program (a custom_vjp rule's
+// pullback, traced): it appears in linear programs only. Its inputs are the
+// tangents of the function's inputs, then the pullback program's captures
+// (fixed values); the program maps the output cotangents (then the
+// captures) to the inputs' cotangents.
 struct LinearCall {
-  virtual ~LinearCall() = default;
-  // Cotangents of the inputs (undefined: none) from those of the outputs.
-  virtual std::vector<nx::Tensor> transpose(std::span<const nx::Tensor> output_cotangents) const = 0;
-  // What evaluating it forward or printing it says: "custom_vjp".
-  virtual std::string_view name() const = 0;
+  std::shared_ptr<const Program> transpose;
   std::vector<TensorType> output_types;
 };
 
@@ -87,6 +105,8 @@ struct Equation {
   std::vector<std::shared_ptr<const Program>> programs;
   std::shared_ptr<const LinearCall> call;
   std::shared_ptr<const CheckCall> check;
+  std::shared_ptr<const HostCall> host;
+  std::shared_ptr<const CustomRule> rule;
 };
 
 struct Program {

@@ -70,15 +70,23 @@ nx::Tensor StagingTrace::process(Prim p, std::span<const nx::Tensor> operands, c
   return stand_in(out);
 }
 
-std::vector<nx::Tensor> StagingTrace::process_construct(const Equation& construct, std::span<const nx::Tensor> inputs) {
-  Equation eq = construct;
+std::vector<nx::Tensor> StagingTrace::process_construct(const Equation& construct, std::span<const nx::Tensor> given) {
+  Equation eq = construct;  // (an equation of another program: its own values go)
+  eq.inputs.clear();
+  eq.outputs.clear();
+  std::vector<nx::Tensor> inputs(given.begin(), given.end());
+  if (eq.kind == OpKind::custom && eq.programs.empty()) {  // recorded: its program computes it
+    auto [program, captures] = eq.rule->trace(given);
+    eq.programs = {program};
+    inputs.insert(inputs.end(), captures.begin(), captures.end());
+  }
   std::vector<TensorType> in_types;
   for (const nx::Tensor& t : inputs) {
     eq.inputs.push_back(lift(t));
     in_types.push_back(nx::ops::type_of(t));
   }
   std::vector<nx::Tensor> outs;
-  for (const TensorType& type : construct_output_types(construct, in_types)) {
+  for (const TensorType& type : construct_output_types(eq, in_types)) {
     int v = program_.add_value(type);
     eq.outputs.push_back(v);
     outs.push_back(stand_in(v));

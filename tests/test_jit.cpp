@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "helpers.hpp"
+#include "ir/text.hpp"
 #include <rune/rune.hpp>
 
 using nx::Tensor;
@@ -141,7 +142,7 @@ TEST_CASE("checks: eager, traced, compiled") {
     return v;
   }, v4());
   CHECK(rune::to_string(p).find("check 1 conditions") != std::string::npos);
-  CHECK_THROWS_WITH(rune::save_program(p, "/tmp/never.rune"), StartsWith("rune::save_program: the program holds an nx::check"));
+  CHECK_THROWS_WITH(rune::save_program(p, "/tmp/never.rune"), StartsWith("rune::save_program: the program holds C++ code"));
 }
 
 TEST_CASE("jit composes with grad and scan") {
@@ -183,4 +184,81 @@ TEST_CASE("a compiled function may be called from several threads at once") {
   for (auto& t : threads) t.join();
   for (int k = 0; k < 8; ++k) CHECK(results[std::size_t(k)] == 4. * (k + 1));
   CHECK(f.traces() == 8);
+}
+
+TEST_CASE("callbacks run on concrete values: once per execution, never at the trace") {
+  int runs = 0;
+  auto host = [&](const Tensor& x) {
+    ++runs;
+    return x * nx::item(nx::sum(x));  // reads elements: C++ on concrete values
+  };
+  Tensor x = f64({2}, {1, 2});
+  CHECK(text(rune::callback(host, x, x)) == "float64 [2] [3, 6]");
+  CHECK(runs == 1);
+  auto compiled = rune::jit([&](const Tensor& v) { return rune::callback(host, v, v * 2.) + 1.; });
+  runs = 0;
+  (void)compiled(x);
+  (void)compiled(x);
+  CHECK(runs == 2);
+  CHECK(text(compiled(x)) == "float64 [2] [13, 25]");
+  rune::Program p = rune::program([&](const Tensor& v) { return rune::callback(host, v, v); }, x);
+  CHECK(rune::to_string(p).find("callback(%0)") != std::string::npos);
+  CHECK_THROWS_WITH(rune::save_program(p, "/tmp/never.rune"), StartsWith("rune::save_program: the program holds C++ code"));
+  CHECK_THROWS_WITH(rune::grad([&](const Tensor& v) { return nx::sum(rune::callback(host, v, v)); }, x),
+                    "rune::grad: rune::callback has no derivative; give the function a custom_jvp or custom_vjp rule");
+  auto wrong = [](const Tensor& v) { return nx::concatenate({v, v}); };
+  CHECK_THROWS_WITH(rune::callback(wrong, x, x),
+                    "rune::callback: the root: shape [4] in what the callback returned, [2] in like");
+}
+
+TEST_CASE("a program evaluated inside a trace is staged again, constructs included") {
+  rune::Program inner = rune::program(
+      [](const Tensor& v) {
+        return rune::scan([](const Tensor& c, const Tensor& row) { return std::pair{c + row, c}; },
+                          nx::scalar(nx::float64, 0.), v)
+            .first;
+      },
+      v4());
+  rune::Program outer = rune::program([&](const Tensor& v) { return rune::run(inner, {v * 2.})[0]; }, v4());
+  CHECK(text(rune::run(outer, {v4()})[0]) == "float64 [] 20");
+  rune::ir::Program const& ir = outer.ir();
+  CHECK(rune::ir::print(ir).find("scan 4 rows") != std::string::npos);
+}
+
+TEST_CASE("a custom_vjp with callbacks inside a scan, under grad and jit (seed page Callbacks)") {
+  int solves = 0, adjoints = 0;
+  auto solve = [&](const Tensor& theta) {
+    ++solves;
+    double t = nx::item(theta);
+    return nx::scalar(nx::float64, 1. / (t * t + 1.));
+  };
+  auto adjoint = [&](const Tensor& theta, const Tensor& u, const Tensor& ct) {
+    ++adjoints;
+    double t = nx::item(theta);
+    return nx::scalar(nx::float64, -2. * t * nx::item(u) * nx::item(ct) / (t * t + 1.));
+  };
+  auto state = rune::custom_vjp([&](const Tensor& theta) {
+    Tensor u = rune::callback(solve, theta, theta);
+    return std::pair{u, [&adjoint, theta, u](const Tensor& ct) { return rune::callback(adjoint, theta, theta, u, ct); }};
+  });
+  auto loss = [&](const Tensor& thetas) {
+    return rune::scan([&](const Tensor& acc, const Tensor& theta) { return std::pair{acc + state(theta), theta}; },
+                      nx::scalar(nx::float64, 0.), thetas)
+        .first;
+  };
+  Tensor thetas = f64({3}, {-1, 0.5, 2});
+  Tensor g = rune::grad(loss, thetas);
+  CHECK(solves == 3);
+  CHECK(adjoints == 3);
+  std::vector<double> gs = values(g);
+  for (int i = 0; i < 3; ++i) {
+    double t = nx::item(thetas, {i});
+    CHECK(gs[std::size_t(i)] == Approx(-2. * t / ((t * t + 1.) * (t * t + 1.))).epsilon(1e-12));
+  }
+  solves = adjoints = 0;
+  auto step = rune::jit([&](const Tensor& th) { return rune::grad(loss, th); });
+  (void)step(thetas);
+  (void)step(thetas);
+  CHECK(solves == 6);
+  CHECK(adjoints == 6);
 }

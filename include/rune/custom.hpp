@@ -3,51 +3,108 @@
 // custom_jvp(rule): rule(p) -> std::pair{q, tangent_map}, where
 // tangent_map(tangents of p) -> tangents of q is linear. Forward mode applies
 // the tangent map; reverse mode transposes the operations it issues; second
-// order differentiates its code (the rule applies again one level down).
+// order differentiates its code.
 //
 // custom_vjp(rule): rule(p) -> std::pair{q, pullback}, where
 // pullback(cotangents of q) -> cotangents of p. Reverse mode calls the
-// pullback; forward mode throws (give the function a custom_jvp rule).
+// pullback (traced into a program, so the values it reads are kept as
+// residuals); forward mode throws (give the function a custom_jvp rule).
+//
+// Traced (in a scan's step, under rune::program or jit), the call is
+// recorded with its rule, so differentiating the program later applies it.
+// Values the rule's code reads from an enclosing trace get no derivative
+// through the rule.
 #pragma once
 
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <utility>
 
-#include "rune/detail/autodiff.hpp"
+#include "rune/detail/custom_rule.hpp"
+#include "rune/detail/staging.hpp"
 #include "rune/tree.hpp"
 
 namespace rune {
 
+namespace detail {
+
+// A rule over tensor leaves, from a rule over structures like P. The
+// output's structure is learnt the first time the rule runs.
+template <class Rule, class P, class Q> struct TypedRule final : CustomRule {
+  Rule rule;
+  P p_like;
+  mutable std::mutex mutex;
+  mutable std::optional<Q> q_like;
+
+  TypedRule(Rule r, P p, bool reverse) : rule(std::move(r)), p_like(std::move(p)) { reverse_only = reverse; }
+
+  P structure(std::span<const nx::Tensor> leaves_of_p) const { return rebuild(p_like, leaves_of_p); }
+  std::vector<nx::Tensor> learn(const Q& q) const {
+    std::lock_guard lock(mutex);
+    if (!q_like) q_like = q;
+    return leaves(q);
+  }
+  Q output(std::span<const nx::Tensor> out) const {
+    std::lock_guard lock(mutex);
+    return rebuild(*q_like, out);
+  }
+
+  std::size_t input_count() const override { return leaf_count(p_like); }
+  std::vector<nx::Tensor> call(std::span<const nx::Tensor> inputs) const override {
+    return learn(rule(structure(inputs)).first);
+  }
+  std::pair<std::shared_ptr<const ir::Program>, std::vector<nx::Tensor>> trace(
+      std::span<const nx::Tensor> inputs) const override {
+    Staging staging(reverse_only ? "rune::custom_vjp" : "rune::custom_jvp");
+    std::vector<nx::Tensor> params = staging.parameters(inputs);
+    std::vector<nx::Tensor> out = learn(rule(structure(params)).first);
+    auto program = staging.finish(out);
+    return {program, staging.captures()};
+  }
+  std::pair<std::vector<nx::Tensor>, std::vector<nx::Tensor>> jvp(std::span<const nx::Tensor> primals,
+                                                                  std::span<const nx::Tensor> tangents) const override {
+    if constexpr (requires { leaves(rule(structure(primals)).second(structure(tangents))); }) {
+      auto [q, tangent_map] = rule(structure(primals));
+      return {learn(q), leaves(tangent_map(structure(tangents)))};
+    } else {
+      return {};  // (a custom_vjp rule: never asked)
+    }
+  }
+  std::pair<std::vector<nx::Tensor>, Pullback> vjp(std::span<const nx::Tensor> primals) const override {
+    if constexpr (requires { rule(structure(primals)).second; }) {
+      auto [q, pullback] = rule(structure(primals));
+      std::vector<nx::Tensor> out = learn(q);
+      Pullback erased = [pullback, like = q](std::span<const nx::Tensor> cts) {
+        return leaves(pullback(rebuild(like, cts)));
+      };
+      return {out, erased};
+    } else {
+      return {};
+    }
+  }
+};
+
+// Calls a function with a rule: with nothing traced, just runs it.
+template <class Rule, class P> auto call_custom(const Rule& rule, const P& p, bool reverse) {
+  std::vector<nx::Tensor> in = leaves(p);
+  if (!tracing(in)) return rule(p).first;
+  using Q = std::decay_t<decltype(rule(p).first)>;
+  auto typed = std::make_shared<TypedRule<Rule, P, Q>>(rule, p, reverse);
+  std::vector<nx::Tensor> out = bind_custom(typed, in);
+  return typed->output(out);
+}
+
+}  // namespace detail
+
 template <class Rule> struct CustomJvp {
   Rule rule;
-  template <class P> auto operator()(const P& p) const {
-    std::vector<nx::Tensor> in = leaves(p);
-    detail::CustomCall call(in, "rune::custom_jvp");
-    if (!call.differentiating()) return rule(p).first;
-    std::vector<nx::Tensor> primals = call.primals(), tangents = call.tangents();
-    const P below = rebuild(p, std::span<const nx::Tensor>(primals));
-    auto [value, tangent_map] = rule(below);
-    // When the primals carry an outer derivative, the rule applies there too.
-    auto q = detail::CustomCall(primals, "rune::custom_jvp").differentiating() ? (*this)(below) : value;
-    auto dq = tangent_map(rebuild(p, std::span<const nx::Tensor>(tangents)));
-    std::vector<nx::Tensor> out = call.with_tangents(leaves(q), leaves(dq));
-    return rebuild(q, std::span<const nx::Tensor>(out));
-  }
+  template <class P> auto operator()(const P& p) const { return detail::call_custom(rule, p, false); }
 };
 
 template <class Rule> struct CustomVjp {
   Rule rule;
-  template <class P> auto operator()(const P& p) const {
-    std::vector<nx::Tensor> in = leaves(p);
-    detail::CustomCall call(in, "rune::custom_vjp");
-    if (!call.differentiating()) return rule(p).first;
-    std::vector<nx::Tensor> primals = call.primals();
-    auto [q, pullback] = rule(rebuild(p, std::span<const nx::Tensor>(primals)));
-    auto transpose = [pullback, like = q](std::span<const nx::Tensor> cts) {
-      return leaves(pullback(rebuild(like, cts)));
-    };
-    std::vector<nx::Tensor> out = call.with_pullback(leaves(q), transpose);
-    return rebuild(q, std::span<const nx::Tensor>(out));
-  }
+  template <class P> auto operator()(const P& p) const { return detail::call_custom(rule, p, true); }
 };
 
 template <class Rule> auto custom_jvp(Rule rule) { return CustomJvp<Rule>{std::move(rule)}; }

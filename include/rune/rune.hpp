@@ -2,6 +2,7 @@
 #pragma once
 
 #include "rune/nx.hpp"
+#include "rune/callback.hpp"
 #include "rune/check.hpp"
 #include "rune/custom.hpp"
 #include "rune/grad.hpp"

@@ -11,7 +11,7 @@ Program without_dead(const Program& program) {
   for (int v : program.results) live[std::size_t(v)] = true;
   std::vector<Equation> kept;
   for (auto eq = program.equations.rbegin(); eq != program.equations.rend(); ++eq) {
-    bool used = eq->kind == OpKind::check;  // a check's effect is its exception
+    bool used = eq->kind == OpKind::check || eq->kind == OpKind::callback;  // effects
     for (int v : eq->outputs) used = used || live[std::size_t(v)];
     if (!used) continue;
     for (int v : eq->inputs) live[std::size_t(v)] = true;

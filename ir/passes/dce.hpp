@@ -1,5 +1,6 @@
 // Dead-code elimination: removes the equations none of whose outputs is
-// used, in the program and its sub-programs; checks stay (they may throw).
+// used, in the program and its sub-programs; checks and callbacks stay (their
+// effects count).
 #pragma once
 
 #include "ir/program.hpp"

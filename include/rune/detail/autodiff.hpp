@@ -2,7 +2,6 @@
 // exposing traces or programs.
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -55,32 +54,6 @@ class Forward {
   std::vector<nx::Tensor> inputs(std::span<const nx::Tensor> primals, std::span<const nx::Tensor> tangents);
   // Ends the trace: the outputs' primals and tangents (zeros made concrete).
   std::pair<std::vector<nx::Tensor>, std::vector<nx::Tensor>> finish(std::span<const nx::Tensor> outputs);
-
- private:
-  struct State;
-  std::unique_ptr<State> state_;
-};
-
-// A call of a function with a custom derivative rule: finds the innermost
-// differentiation whose values the inputs are, and attaches the rule's
-// derivative to the outputs.
-class CustomCall {
- public:
-  using Pullback = std::function<std::vector<nx::Tensor>(std::span<const nx::Tensor>)>;
-
-  CustomCall(std::span<const nx::Tensor> inputs, std::string_view entry_point);
-  ~CustomCall();
-  // Whether an input carries a derivative (otherwise just call the rule).
-  bool differentiating() const;
-  // The inputs one level down, and their tangents (zeros made concrete).
-  std::vector<nx::Tensor> primals() const;
-  std::vector<nx::Tensor> tangents() const;
-  // The outputs carrying the given tangents (custom_jvp).
-  std::vector<nx::Tensor> with_tangents(std::span<const nx::Tensor> primal_out,
-                                        std::span<const nx::Tensor> tangent_out) const;
-  // The outputs carrying a derivative known by its transpose (custom_vjp);
-  // forward mode throws.
-  std::vector<nx::Tensor> with_pullback(std::span<const nx::Tensor> primal_out, Pullback pullback) const;
 
  private:
   struct State;
