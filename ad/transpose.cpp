@@ -1,5 +1,7 @@
 #include "ad/transpose.hpp"
 
+#include <optional>
+
 #include "ad/scan_rules.hpp"
 #include "ir/eval.hpp"
 #include "ops/derivatives.hpp"
@@ -21,16 +23,24 @@ struct Transposer {
     sum = sum.defined() ? sum + ct : ct;
   }
 
+  // The cotangents of an equation's outputs, or nothing when none has one.
+  std::optional<std::vector<nx::Tensor>> output_cotangents(const ir::Equation& eq) const {
+    std::vector<nx::Tensor> cts;
+    bool any = false;
+    for (int v : eq.outputs) {
+      cts.push_back(cotangent[std::size_t(v)]);
+      any = any || cts.back().defined();
+    }
+    if (!any) return std::nullopt;
+    return cts;
+  }
+
   // A custom_vjp's pullback: its program maps the output cotangents and its
   // captures (the fixed inputs after the linear ones) to the inputs' cotangents.
   void linear_call(const ir::Equation& eq) {
-    std::vector<nx::Tensor> args;
-    bool any = false;
-    for (int v : eq.outputs) {
-      args.push_back(cotangent[std::size_t(v)]);
-      any = any || args.back().defined();
-    }
-    if (!any) return;
+    auto cts = output_cotangents(eq);
+    if (!cts) return;
+    std::vector<nx::Tensor> args = *cts;
     for (std::size_t k = 0; k < args.size(); ++k)
       if (!args[k].defined()) args[k] = nx::ops::zeros_of(p.types[std::size_t(eq.outputs[k])]);
     const std::size_t residuals = eq.call->transpose->params.size() - eq.outputs.size();
@@ -42,19 +52,15 @@ struct Transposer {
   }
 
   void scan(const ir::Equation& eq) {
-    std::vector<nx::Tensor> cts, operands;
+    auto cts = output_cotangents(eq);
+    if (!cts) return;
+    std::vector<nx::Tensor> operands;
     std::vector<ir::TensorType> types;
-    bool any = false;
-    for (int v : eq.outputs) {
-      cts.push_back(cotangent[std::size_t(v)]);
-      any = any || cts.back().defined();
-    }
-    if (!any) return;
     for (int v : eq.inputs) {
       operands.push_back(linear[std::size_t(v)] ? nx::Tensor() : fixed[std::size_t(v)]);
       types.push_back(p.types[std::size_t(v)]);
     }
-    std::vector<nx::Tensor> in = scan_transpose(eq, operands, types, cts);
+    std::vector<nx::Tensor> in = scan_transpose(eq, operands, types, *cts);
     for (std::size_t i = 0; i < eq.inputs.size(); ++i)
       if (linear[std::size_t(eq.inputs[i])]) contribute(eq.inputs[i], in[i]);
   }
