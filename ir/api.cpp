@@ -12,7 +12,7 @@
 #include "ops/type_checks.hpp"
 #include "rune/callback.hpp"
 #include "rune/check.hpp"
-#include "rune/custom.hpp"
+#include "rune/detail/custom_rule.hpp"
 #include "rune/program.hpp"
 #include "rune/scan.hpp"
 
