@@ -26,12 +26,24 @@ template <class B, class T> void store_part(B v, T* out, std::int64_t count) {
   std::copy(tmp, tmp + count, out);
 }
 
+// Primitives whose SIMD and scalar code give the same bits (IEEE-exact, or
+// the same formula): rows shorter than a batch skip the padded batch.
+template <Prim P> inline constexpr bool exact =
+    P == Prim::add || P == Prim::sub || P == Prim::mul || P == Prim::div || P == Prim::neg || P == Prim::abs ||
+    P == Prim::sign || P == Prim::maximum || P == Prim::minimum || P == Prim::floor || P == Prim::ceil ||
+    P == Prim::round || P == Prim::sqrt || P == Prim::rsqrt;
+
 template <Prim P, class T, class Arch>
 void unary_loop(std::int64_t n, const void* a_, std::int64_t sa, void* out_) {
   using B = batch<T, Arch>;
   constexpr std::int64_t W = B::size;
   const T* a = static_cast<const T*>(a_);
   T* out = static_cast<T*>(out_);
+  if constexpr (exact<P>)
+    if (n < W) {
+      for (std::int64_t i = 0; i < n; ++i) out[i] = Op<P>::scalar(a[i * sa]);
+      return;
+    }
   if (sa == 0) {  // one value, computed once
     T v = Op<P>::simd(B(a[0])).get(0);
     std::fill(out, out + n, v);
@@ -52,6 +64,11 @@ void binary_loop(std::int64_t n, const void* a_, std::int64_t sa, const void* b_
   const T* a = static_cast<const T*>(a_);
   const T* b = static_cast<const T*>(b_);
   T* out = static_cast<T*>(out_);
+  if constexpr (exact<P>)
+    if (n < W) {
+      for (std::int64_t i = 0; i < n; ++i) out[i] = Op<P>::scalar(a[i * sa], b[i * sb]);
+      return;
+    }
   std::int64_t i = 0;
   if (sa == 1 && sb == 1) {
     for (; i + W <= n; i += W)
