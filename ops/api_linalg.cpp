@@ -54,3 +54,37 @@ Tensor dot(const Tensor& a, const Tensor& b) {
 }
 
 }  // namespace nx
+
+namespace nx {
+
+// NumPy's rules: b is a vector when it has one axis, or one axis fewer than a.
+Tensor solve(const Tensor& a, const Tensor& b) {
+  std::array<Tensor, 2> operands{a, b};
+  ops::check_defined("nx::solve", operands);
+  if (a.ndim() < 2 || a.shape()[a.ndim() - 1] != a.shape()[a.ndim() - 2])
+    ops::fail("nx::solve", ops::describe(a) + " is not a batch of square matrices");
+  const bool vector = b.ndim() == 1 || b.ndim() == a.ndim() - 1;
+  Tensor b2 = vector ? expand_dims(b, {-1}) : b;
+  if (b2.ndim() < 2) ops::fail("nx::solve", "shapes " + to_string(a.shape()) + " and " + to_string(b.shape()) + " do not fit a linear system");
+  Shape batch_a(a.shape().begin(), a.shape().end() - 2), batch_b(b2.shape().begin(), b2.shape().end() - 2);
+  auto batch = ops::broadcast_shapes(batch_a, batch_b);
+  if (!batch)
+    ops::fail("nx::solve", "batch shapes " + to_string(batch_a) + " and " + to_string(batch_b) + " do not broadcast");
+  Shape ta = *batch, tb = *batch;
+  ta.insert(ta.end(), a.shape().end() - 2, a.shape().end());
+  tb.insert(tb.end(), b2.shape().end() - 2, b2.shape().end());
+  Tensor x = ops::bind(ops::Prim::solve, {broadcast_to(a, ta), broadcast_to(b2, tb)});
+  return vector ? squeeze(x, {-1}) : x;
+}
+
+Tensor inv(const Tensor& a) {
+  std::array<Tensor, 1> operands{a};
+  ops::check_defined("nx::inv", operands);
+  if (a.ndim() < 2 || a.shape()[a.ndim() - 1] != a.shape()[a.ndim() - 2])
+    ops::fail("nx::inv", ops::describe(a) + " is not a batch of square matrices");
+  return solve(a, broadcast_to(eye(a.dtype(), a.shape().back()), a.shape()));
+}
+
+Tensor cholesky(const Tensor& a) { return ops::bind(ops::Prim::cholesky, {a}); }
+
+}  // namespace nx

@@ -1,5 +1,7 @@
-// Derivative rules of matmul: bilinear, so d(a b) = da b + a db, and each
-// side transposes with the other side's matrix transpose.
+// Derivative rules of the linear algebra primitives. matmul is bilinear:
+// d(a b) = da b + a db, each side transposing with the other's matrix
+// transpose; solve is linear in its right-hand side; cholesky's derivative is
+// written with solve and matmul, so it is linear in dA.
 #include "ops/derivatives.hpp"
 
 namespace nx::ops {
@@ -25,11 +27,40 @@ void matmul_transpose(Prim, const Tensor& ct, std::span<const Tensor> x, std::sp
   if (zero(x[1])) cts[1] = product(matrix_transpose(x[0]), ct);
 }
 
+Tensor solved(const Tensor& a, const Tensor& b) { return bind(Prim::solve, {a, b}); }
+
+// x = A^-1 B: dx = A^-1 (dB - dA x).
+Tensor solve_jvp(Prim, std::span<const Tensor> x, std::span<const Tensor> t, const Params&, const Tensor& result) {
+  Tensor rhs = add_tangents(t[1], zero(t[0]) ? Tensor() : -product(t[0], result));
+  return zero(rhs) ? Tensor() : solved(x[0], rhs);
+}
+
+// Linear in B only: ct_B = A^-T ct.
+void solve_transpose(Prim, const Tensor& ct, std::span<const Tensor> x, std::span<const TensorType>, const Params&,
+                     std::span<Tensor> cts) {
+  cts[1] = solved(matrix_transpose(x[0]), ct);
+}
+
+// A = L L^T: dL = L Phi(L^-1 dA L^-T), Phi the lower triangle with its
+// diagonal halved.
+Tensor cholesky_jvp(Prim, std::span<const Tensor>, std::span<const Tensor> t, const Params&, const Tensor& l) {
+  if (zero(t[0])) return Tensor();
+  const std::int64_t n = l.shape().back();
+  std::vector<double> phi(std::size_t(n * n), 0.);
+  for (std::int64_t r = 0; r < n; ++r)
+    for (std::int64_t c = 0; c <= r; ++c) phi[std::size_t(r * n + c)] = r == c ? 0.5 : 1.;
+  Tensor inner = matrix_transpose(solved(l, matrix_transpose(solved(l, t[0]))));
+  return product(l, inner * create(l.dtype(), {n, n}, std::span<const double>(phi)));
+}
+
 }  // namespace
 
 void register_linalg_derivatives(Rules* table) {
   table[int(Prim::matmul)].jvp = &matmul_jvp;
   table[int(Prim::matmul)].transpose = &matmul_transpose;
+  table[int(Prim::solve)].jvp = &solve_jvp;
+  table[int(Prim::solve)].transpose = &solve_transpose;
+  table[int(Prim::cholesky)].jvp = &cholesky_jvp;
 }
 
 }  // namespace nx::ops

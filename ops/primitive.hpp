@@ -114,6 +114,7 @@ void register_elementwise(Rules* table);
 void register_reductions(Rules* table);
 void register_layout(Rules* table);
 void register_linalg(Rules* table);
+void register_decompositions(Rules* table);
 void register_elementwise_derivatives(Rules* table);
 void register_reduction_derivatives(Rules* table);
 void register_layout_derivatives(Rules* table);

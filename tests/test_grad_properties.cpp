@@ -66,9 +66,12 @@ std::vector<Case> cases(nx::DType dt) {
       Params q;
       q.axes = {1};
       out.push_back({p, {uniform(dt, {2, 3}, 0.5, 2, rng)}, q});
-    } else if (I.family == Family::linalg) {
+    } else if (p == Prim::matmul) {
       out.push_back({p, {uniform(dt, {2, 2, 3}, -1, 1, rng), uniform(dt, {2, 3, 2}, -1, 1, rng)}, {}});
-    }
+    } else if (p == Prim::solve) {  // diagonally dominant: well conditioned
+      Tensor a = uniform(dt, {2, 3, 3}, -0.5, 0.5, rng) + nx::eye(dt, 3) * 3.;
+      out.push_back({p, {a, uniform(dt, {2, 3, 2}, -1, 1, rng)}, {}});
+    }  // cholesky needs symmetric perturbations: tests/test_linalg.cpp checks it
   }
   Tensor m = uniform(dt, {2, 3}, -2, 2, rng);
   auto layout = [&](Prim p, std::vector<Tensor> ops, auto&& set) {

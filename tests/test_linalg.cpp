@@ -1,5 +1,9 @@
 // matmul and dot with NumPy's rules, through cblas and the plain loop.
+#include <cmath>
+#include <complex>
+
 #include "helpers.hpp"
+#include <rune/rune.hpp>
 
 using nx::Tensor;
 using namespace test;
@@ -57,4 +61,56 @@ TEST_CASE("dot follows NumPy") {
   CHECK(d.shape() == nx::Shape{2, 3, 2, 2});
   // d[i, j, k, m] = sum_l a[i, j, l] b[k, l, m]
   CHECK(nx::item(d, {1, 2, 1, 0}) == 10 * 4 + 11 * 6);
+}
+
+TEST_CASE("solve, inv and cholesky") {
+  Tensor a = f64({2, 2}, {4, 1, 2, 3});
+  CHECK(text(nx::solve(a, f64({2}, {1, 2}))) == "float64 [2] [0.1, 0.6]");
+  Tensor x = nx::solve(a, f64({2, 2}, {1, 0, 0, 1}));
+  CHECK(nx::item(nx::max(nx::abs(x - nx::inv(a)))) == 0);
+  CHECK(nx::item(nx::max(nx::abs(nx::matmul(a, nx::inv(a)) - nx::eye(nx::float64, 2)))) < 1e-15);
+  // batches broadcast
+  Tensor batch = nx::stack({a, a * 2.});
+  CHECK(nx::solve(batch, f64({2}, {1, 2})).shape() == nx::Shape{2, 2});
+  CHECK(values(nx::get(nx::solve(batch, f64({2}, {1, 2})), 1)) == std::vector<double>{0.05, 0.3});
+  Tensor spd = f64({2, 2}, {4, 2, 2, 3});
+  Tensor l = nx::cholesky(spd);
+  CHECK(nx::item(l, {0, 1}) == 0);
+  CHECK(nx::item(nx::max(nx::abs(nx::matmul(l, nx::transpose(l)) - spd))) < 1e-15);
+  CHECK(text(nx::cholesky(nx::create(nx::float32, {1, 1}, {9}))) == "float32 [1, 1] [[3]]");
+  std::vector<std::complex<double>> z{{2, 0}, {0, 1}, {0, -1}, {2, 0}};
+  Tensor h = nx::create(nx::complex128, {2, 2}, z);
+  Tensor lc = nx::cholesky(h);
+  Tensor back = nx::matmul(lc, nx::transpose(nx::create(nx::complex128, {2, 2}, [&] {
+                                  std::vector<std::complex<double>> c = nx::to_vector<std::complex<double>>(lc);
+                                  for (auto& e : c) e = std::conj(e);
+                                  return c;
+                                }())));
+  std::vector<std::complex<double>> got = nx::to_vector<std::complex<double>>(back);
+  for (std::size_t i = 0; i < 4; ++i) CHECK(std::abs(got[i] - z[i]) < 1e-14);
+  CHECK(text(nx::solve(nx::create(nx::float16, {1, 1}, {2}), nx::create(nx::float16, {1}, {3}))) == "float16 [1] [1.5]");
+}
+
+TEST_CASE("a singular or indefinite matrix gives NaN; shapes are checked") {
+  CHECK(std::isnan(nx::item(nx::solve(f64({2, 2}, {1, 2, 2, 4}), f64({2}, {1, 1})), {0})));
+  CHECK(std::isnan(nx::item(nx::cholesky(f64({2, 2}, {1, 2, 2, 1})), {0, 0})));
+  CHECK_THROWS_WITH(nx::solve(f64({2, 3}, {1, 2, 3, 4, 5, 6}), f64({2}, {1, 1})),
+                    "nx::solve: float64 [2, 3] is not a batch of square matrices");
+  CHECK_THROWS_WITH(nx::solve(f64({2, 2}, {1, 0, 0, 1}), f64({3}, {1, 1, 1})),
+                    "nx::solve: shapes [2, 2] and [3, 1] do not fit a linear system");
+  CHECK_THROWS_WITH(nx::cholesky(f64({3}, {1, 2, 3})), "nx::cholesky: float64 [3] is not a batch of square matrices");
+  CHECK_THROWS_WITH(nx::inv(nx::ones(nx::int32, {2, 2})), StartsWith("nx::solve: int32 [2, 2] is not supported"));
+}
+
+TEST_CASE("derivatives of solve, inv and cholesky") {
+  Tensor m = f64({2, 2}, {1.5, 0.3, -0.2, 1.1});
+  auto through_cholesky = [](const Tensor& v) {
+    Tensor spd = nx::matmul(v, nx::transpose(v)) + nx::eye(nx::float64, 2);
+    return nx::sum(nx::cholesky(spd) * f64({2, 2}, {1, 0, -2, 3}));
+  };
+  CHECK(rune::check_grads(through_cholesky, m, 1e-6, 1e-6).ok);
+  auto through_inv = [](const Tensor& v) { return nx::sum(nx::inv(v) * f64({2, 2}, {1, 2, 3, 4})); };
+  CHECK(rune::check_grads(through_inv, m, 1e-6, 1e-6).ok);
+  auto through_solve = [](const std::pair<Tensor, Tensor>& p) { return nx::sum(nx::solve(p.first, p.second)); };
+  CHECK(rune::check_grads(through_solve, std::pair{m, f64({2}, {1, -1})}, 1e-6, 1e-6).ok);
 }

@@ -173,6 +173,11 @@ Tensor dynamic_update_slice(const Tensor& t, const Tensor& update, const Tensor&
 // ---- linear algebra
 Tensor matmul(const Tensor& a, const Tensor& b);
 Tensor dot(const Tensor& a, const Tensor& b);
+// x with a x = b: a [..., n, n]; b [..., n] or [..., n, k]; batch axes broadcast.
+Tensor solve(const Tensor& a, const Tensor& b);
+Tensor inv(const Tensor& a);
+// The lower-triangular l with a = l l^H (a Hermitian positive definite).
+Tensor cholesky(const Tensor& a);
 
 // ---- placement
 Tensor place(const Placement& placement, const Tensor& t);
