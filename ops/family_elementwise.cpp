@@ -97,15 +97,23 @@ Tensor run_rows(std::span<const Tensor> x, const TensorType& type, Loop loop) {
   return out;
 }
 
+// The streaming loop for a large result, when the table has one.
+template <class Row> Row pick(Row plain, Row streaming, const TensorType& type) {
+  const bool large = std::size_t(numel(type.shape)) * size_of(type.dtype) >= kernels::streaming_bytes;
+  return large && streaming ? streaming : plain;
+}
+
 Tensor unary_eager(Prim p, std::span<const Tensor> x, const Params&, const TensorType& type) {
-  auto kernel = kernels::table().unary[int(p)][int(x[0].dtype())];
+  const auto& K = kernels::table();
+  auto kernel = pick(K.unary[int(p)][int(x[0].dtype())], K.unary_streaming[int(p)][int(x[0].dtype())], type);
   return run_rows<1>(x, type, [kernel](std::int64_t n, auto at, auto step, char* out) {
     kernel(n, at[0], step[0], out);
   });
 }
 
 Tensor binary_eager(Prim p, std::span<const Tensor> x, const Params&, const TensorType& type) {
-  auto kernel = kernels::table().binary[int(p)][int(x[0].dtype())];
+  const auto& K = kernels::table();
+  auto kernel = pick(K.binary[int(p)][int(x[0].dtype())], K.binary_streaming[int(p)][int(x[0].dtype())], type);
   return run_rows<2>(x, type, [kernel](std::int64_t n, auto at, auto step, char* out) {
     kernel(n, at[0], step[0], at[1], step[1], out);
   });

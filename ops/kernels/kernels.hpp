@@ -22,9 +22,15 @@ using ReduceRow = void (*)(std::int64_t n, const void* in, void* out);
 // Index of the first maximum (minimum) of n elements with stride s; NaN wins.
 using ArgRow = std::int32_t (*)(std::int64_t n, const void* in, std::int64_t s);
 
+// Results of at least this many bytes use the streaming loops (where there
+// are: the SIMD float32/float64 ones): they store past the caches.
+inline constexpr std::size_t streaming_bytes = std::size_t(8) << 20;
+
 struct Table {
   UnaryRow unary[prim_count][dtype_count] = {};
   BinaryRow binary[prim_count][dtype_count] = {};
+  UnaryRow unary_streaming[prim_count][dtype_count] = {};  // null: use unary
+  BinaryRow binary_streaming[prim_count][dtype_count] = {};
   SelectRow select[dtype_count] = {};
   UnaryRow convert[dtype_count][dtype_count] = {};  // [from][to]
   ReduceRow reduce[prim_count][dtype_count] = {};

@@ -39,16 +39,15 @@ template <Prim P> inline constexpr bool exact =
     P == Prim::sign || P == Prim::maximum || P == Prim::minimum || P == Prim::floor || P == Prim::ceil ||
     P == Prim::round || P == Prim::sqrt || P == Prim::rsqrt;
 
-// Long rows store their results with non-temporal (streaming) stores: a
-// large elementwise result is not read back soon, and streaming it skips
-// reading the output's lines first (a third of an add's memory traffic).
-inline constexpr std::int64_t stream_above = 1 << 15;
-
-template <class B> bool streamable(const typename B::value_type* out, std::int64_t n) {
+// The streaming variants of the loops store with non-temporal stores: a
+// result much larger than the caches is not read back soon, and streaming it
+// skips reading the output's lines first (a third of an add's memory
+// traffic). The driver picks them for large results (kernels.hpp).
+template <class B> bool aligned_for(const typename B::value_type* out) {
 #if defined(__x86_64__)
-  return n >= stream_above && reinterpret_cast<std::uintptr_t>(out) % sizeof(B) == 0;
+  return reinterpret_cast<std::uintptr_t>(out) % sizeof(B) == 0;
 #else
-  (void)out, (void)n;
+  (void)out;
   return false;
 #endif
 }
@@ -72,11 +71,12 @@ template <class B> void store_streaming(typename B::value_type* p, const B& v) {
 }
 
 // Runs the whole batches of a row: out[i..i+W) = compute(i), streamed when
-// the row is long; gives where the tail starts.
-template <class B, class T, class Compute> std::int64_t whole_batches(std::int64_t n, T* out, Compute compute) {
+// asked (and aligned); gives where the tail starts.
+template <class B, bool Stream, class T, class Compute>
+std::int64_t whole_batches(std::int64_t n, T* out, Compute compute) {
   constexpr std::int64_t W = B::size;
   std::int64_t i = 0;
-  if (streamable<B>(out, n)) {
+  if (Stream && aligned_for<B>(out)) {
     for (; i + W <= n; i += W) store_streaming(out + i, compute(i));
 #if defined(__x86_64__)
     _mm_sfence();  // streaming stores are weakly ordered: publish them before other threads read
@@ -87,7 +87,7 @@ template <class B, class T, class Compute> std::int64_t whole_batches(std::int64
   return i;
 }
 
-template <Prim P, class T, class Arch>
+template <Prim P, class T, class Arch, bool Stream = false>
 void unary_loop(std::int64_t n, const void* a_, std::int64_t sa, void* out_) {
   using B = batch<T, Arch>;
   constexpr std::int64_t W = B::size;
@@ -105,13 +105,13 @@ void unary_loop(std::int64_t n, const void* a_, std::int64_t sa, void* out_) {
   }
   std::int64_t i = 0;
   if (sa == 1)
-    i = whole_batches<B>(n, out, [&](std::int64_t k) { return Op<P>::simd(B::load_unaligned(a + k)); });
+    i = whole_batches<B, Stream>(n, out, [&](std::int64_t k) { return Op<P>::simd(B::load_unaligned(a + k)); });
   else
     for (; i + W <= n; i += W) Op<P>::simd(load_strided<B>(a + i * sa, sa, W)).store_unaligned(out + i);
   if (i < n) store_part(Op<P>::simd(load_strided<B>(a + i * sa, sa, n - i)), out + i, n - i);
 }
 
-template <Prim P, class T, class Arch>
+template <Prim P, class T, class Arch, bool Stream = false>
 void binary_loop(std::int64_t n, const void* a_, std::int64_t sa, const void* b_, std::int64_t sb, void* out_) {
   using B = batch<T, Arch>;
   constexpr std::int64_t W = B::size;
@@ -125,15 +125,15 @@ void binary_loop(std::int64_t n, const void* a_, std::int64_t sa, const void* b_
     }
   std::int64_t i = 0;
   if (sa == 1 && sb == 1) {
-    i = whole_batches<B>(n, out, [&](std::int64_t k) {
+    i = whole_batches<B, Stream>(n, out, [&](std::int64_t k) {
       return Op<P>::simd(B::load_unaligned(a + k), B::load_unaligned(b + k));
     });
   } else if (sa == 1 && sb == 0) {
     const B vb(b[0]);
-    i = whole_batches<B>(n, out, [&](std::int64_t k) { return Op<P>::simd(B::load_unaligned(a + k), vb); });
+    i = whole_batches<B, Stream>(n, out, [&](std::int64_t k) { return Op<P>::simd(B::load_unaligned(a + k), vb); });
   } else if (sa == 0 && sb == 1) {
     const B va(a[0]);
-    i = whole_batches<B>(n, out, [&](std::int64_t k) { return Op<P>::simd(va, B::load_unaligned(b + k)); });
+    i = whole_batches<B, Stream>(n, out, [&](std::int64_t k) { return Op<P>::simd(va, B::load_unaligned(b + k)); });
   } else {
     for (; i + W <= n; i += W)
       Op<P>::simd(load_strided<B>(a + i * sa, sa, W), load_strided<B>(b + i * sb, sb, W)).store_unaligned(out + i);
@@ -177,14 +177,18 @@ template <Prim P, class T, class Arch> void reduce_loop(std::int64_t n, const vo
 
 template <class Arch, class T> void fill_type(Table& t) {
   constexpr int d = int(std::is_same_v<T, float> ? DType::float32 : DType::float64);
-#define NX_SIMD_UNARY(P) t.unary[int(Prim::P)][d] = &unary_loop<Prim::P, T, Arch>;
+#define NX_SIMD_UNARY(P)                                      \
+  t.unary[int(Prim::P)][d] = &unary_loop<Prim::P, T, Arch>; \
+  t.unary_streaming[int(Prim::P)][d] = &unary_loop<Prim::P, T, Arch, true>;
   NX_SIMD_UNARY(neg) NX_SIMD_UNARY(abs) NX_SIMD_UNARY(sign) NX_SIMD_UNARY(exp) NX_SIMD_UNARY(exp2)
   NX_SIMD_UNARY(log) NX_SIMD_UNARY(log2) NX_SIMD_UNARY(log1p) NX_SIMD_UNARY(expm1) NX_SIMD_UNARY(sqrt)
   NX_SIMD_UNARY(rsqrt) NX_SIMD_UNARY(sin) NX_SIMD_UNARY(cos) NX_SIMD_UNARY(tan) NX_SIMD_UNARY(tanh)
   NX_SIMD_UNARY(sinh) NX_SIMD_UNARY(cosh) NX_SIMD_UNARY(asin) NX_SIMD_UNARY(acos) NX_SIMD_UNARY(atan)
   NX_SIMD_UNARY(floor) NX_SIMD_UNARY(ceil) NX_SIMD_UNARY(round)
 #undef NX_SIMD_UNARY
-#define NX_SIMD_BINARY(P) t.binary[int(Prim::P)][d] = &binary_loop<Prim::P, T, Arch>;
+#define NX_SIMD_BINARY(P)                                       \
+  t.binary[int(Prim::P)][d] = &binary_loop<Prim::P, T, Arch>; \
+  t.binary_streaming[int(Prim::P)][d] = &binary_loop<Prim::P, T, Arch, true>;
   NX_SIMD_BINARY(add) NX_SIMD_BINARY(sub) NX_SIMD_BINARY(mul) NX_SIMD_BINARY(div)
   NX_SIMD_BINARY(maximum) NX_SIMD_BINARY(minimum) NX_SIMD_BINARY(atan2)
 #undef NX_SIMD_BINARY
