@@ -71,6 +71,18 @@ TEST_CASE("RUNE_JIT_DEBUG reports the first difference of a retrace") {
   std::cerr.rdbuf(old);
   unsetenv("RUNE_JIT_DEBUG");
   CHECK(captured.str() == "rune::jit: retrace: 0: shape [5] here, [3] in the previous key\n");
+  captured.str("");
+  setenv("RUNE_JIT_DEBUG", "1", 1);
+  old = std::cerr.rdbuf(captured.rdbuf());
+  Tensor m = nx::reshape(nx::arange(nx::float64, 0, 6), {2, 3});
+  auto g = rune::jit([](const Tensor& x) { return x * 2.; });
+  CHECK(text(g(m)) == "float64 [2, 3] [[0, 2, 4], [6, 8, 10]]");
+  CHECK(text(g(nx::transpose(nx::transpose(m)))) == "float64 [2, 3] [[0, 2, 4], [6, 8, 10]]");  // a view, same layout
+  CHECK(text(g(nx::transpose(nx::reshape(m, {3, 2})))) == "float64 [2, 3] [[0, 4, 8], [2, 6, 10]]");
+  CHECK(g.traces() == 2);  // a strided view is another layout
+  std::cerr.rdbuf(old);
+  unsetenv("RUNE_JIT_DEBUG");
+  CHECK(captured.str() == "rune::jit: retrace: 0: layout strided here, contiguous in the previous key\n");
 }
 
 TEST_CASE("captures are read at the trace") {

@@ -1,8 +1,8 @@
 // rune::jit: a function traced once per key and run as a program.
 //
 // A call retraces exactly when its key is new: the static leaves and the
-// structure of the arguments, and each tensor leaf's dtype, shape and
-// placement. Captured doubles and tensors are constants of the program of
+// structure of the arguments, and each tensor leaf's dtype, shape,
+// placement and layout (C order or a strided view). Captured doubles and tensors are constants of the program of
 // that key. The program runs through the passes once, then the reference
 // interpreter on every call (the VM replaces it later). A compiled function
 // may be called from several threads at once.
@@ -34,7 +34,7 @@ template <class F> class Compiled {
 
   template <class... Args> auto operator()(const Args&... args) const {
     using R = std::decay_t<std::invoke_result_t<const F&, const Args&...>>;
-    TreeKey key = key_of(std::forward_as_tuple(args...));
+    TreeKey key = compiled_key_of(std::forward_as_tuple(args...));
     std::vector<nx::Tensor> in;
     (append(in, leaves(args)), ...);
     std::shared_ptr<const detail::Executable> exe = lookup(key);

@@ -71,7 +71,7 @@ namespace rune {
 
 class TreeKey;
 namespace tree_detail {
-template <class T> TreeKey make_key(const T& x, bool leaf_specs);
+template <class T> TreeKey make_key(const T& x, bool leaf_specs, bool layouts = false);
 }
 
 // The description of a structure that decides whether two calls can share a
@@ -104,6 +104,7 @@ class TreeKey {
     nx::DType dtype;
     nx::Shape shape;
     nx::Placement placement;
+    bool strided = false;  // not in C order (a view); only compiled keys record it
     bool operator==(const Leaf&) const = default;
   };
   using Fact = std::variant<Length, Presence, Keys, Value, Leaf>;
@@ -128,7 +129,7 @@ class TreeKey {
   }
 
  private:
-  template <class T> friend TreeKey tree_detail::make_key(const T& x, bool leaf_specs);
+  template <class T> friend TreeKey tree_detail::make_key(const T& x, bool leaf_specs, bool layouts);
   TreeKey(const std::type_info& type, std::vector<Entry> entries)
       : type_(&type), entries_(std::move(entries)), hash_(compute_hash()) {}
 
@@ -148,6 +149,7 @@ class TreeKey {
               boost::hash_combine(seed, static_cast<int>(f.dtype));
               boost::hash_range(seed, f.shape.begin(), f.shape.end());
               boost::hash_combine(seed, f.placement.id());
+              boost::hash_combine(seed, f.strided);
             }
           },
           e.fact);
@@ -313,18 +315,31 @@ template <class F, bool Paths> struct LeafVisitor {
 
 // Records a key's facts; without leaf_specs, the key of the structure alone
 // (which reads no tensor, so undefined tensors are welcome).
+// Whether a concrete tensor's elements are not in C order (a stand-in has no layout).
+inline bool strided(const nx::Tensor& t) {
+  const auto& impl = *t.impl();
+  if (!impl.storage) return false;
+  std::int64_t step = 1;
+  for (std::size_t i = impl.shape.size(); i-- > 0;) {
+    if (impl.shape[i] != 1 && impl.strides[i] != step) return true;
+    step *= impl.shape[i];
+  }
+  return false;
+}
+
 struct KeyBuilder {
   static constexpr bool facts = true;
-  bool leaf_specs;
+  bool leaf_specs, layouts;
   std::vector<TreeKey::Entry> entries;
   void tensor(const std::string* path, const nx::Tensor& t) {
-    if (leaf_specs) entries.push_back({*path, TreeKey::Leaf{t.dtype(), t.shape(), t.placement()}});
+    if (leaf_specs)
+      entries.push_back({*path, TreeKey::Leaf{t.dtype(), t.shape(), t.placement(), layouts && strided(t)}});
   }
   void fact(const std::string& path, TreeKey::Fact f) { entries.push_back({path, std::move(f)}); }
 };
 
-template <class T> TreeKey make_key(const T& x, bool leaf_specs) {
-  KeyBuilder b{leaf_specs, {}};
+template <class T> TreeKey make_key(const T& x, bool leaf_specs, bool layouts) {
+  KeyBuilder b{leaf_specs, layouts, {}};
   std::string path;
   walk(b, x, &path);
   return TreeKey(typeid(std::remove_cvref_t<T>), std::move(b.entries));
@@ -404,8 +419,11 @@ inline std::string contrast_facts(const TreeKey::Fact& a, const TreeKey::Fact& b
       return contrast("dtype " + std::string(nx::name(fa.dtype)), la, nx::name(fb.dtype), lb);
     else if (fa.shape != fb.shape)
       return contrast("shape " + nx::to_string(fa.shape), la, nx::to_string(fb.shape), lb);
-    else
+    else if (fa.placement != fb.placement)
       return contrast("placement " + std::string(fa.placement.name()), la, fb.placement.name(), lb);
+    else
+      return contrast(std::string("layout ") + (fa.strided ? "strided" : "contiguous"), la,
+                      fb.strided ? "strided" : "contiguous", lb);
   }, a);
 }
 
@@ -478,6 +496,9 @@ template <class T, class F> T map_leaves(const T& x, F&& f) {
 // are read). Keys of an argument list, key_of(std::forward_as_tuple(args...)),
 // name each argument's leaves from its position: "0", "1.w".
 template <class T> TreeKey key_of(const T& x) { return tree_detail::make_key(x, true); }
+// A compiled function's key: key_of plus each tensor's layout (C order or a
+// strided view), on which a compiled program may depend.
+template <class T> TreeKey compiled_key_of(const T& x) { return tree_detail::make_key(x, true, true); }
 
 // The first difference between two keys, "<path>: <what> <a> <label_a>,
 // <b> <label_b>" (path "the root" where empty), e.g.
