@@ -35,6 +35,11 @@ std::string describe(const Tensor& t);  // "float64 [3]"
 // here and now: eager rules use it instead of binding a conversion.
 Tensor convert_elements(const Tensor& t, DType to);
 
+// A fresh tensor of `shape` whose every element is `value` converted to
+// dtype (nx::full and its family, pad's fill; a scalar is the hot path of
+// `x + 1.`).
+Tensor filled(DType dtype, const Shape& shape, double value);
+
 // Copies the elements of src into dst's layout (same shape and dtype).
 void copy_elements(const detail::TensorImpl& src, const detail::TensorImpl& dst);
 

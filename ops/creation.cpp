@@ -5,7 +5,6 @@
 
 #include "ops/concrete.hpp"
 #include "ops/errors.hpp"
-#include "ops/kernels/loops.hpp"
 #include "rune/nx.hpp"
 
 namespace nx {
@@ -16,24 +15,15 @@ void check_shape(std::string_view api, const Shape& shape) {
     if (d < 0) ops::fail(api, "shape " + to_string(shape) + " has a negative length");
 }
 
-// A scalar holding `value` converted to dtype (the hot path of `x + 1.`).
-Tensor scalar_of(DType dtype, double value) {
-  Tensor out = ops::make_tensor(dtype, {});
-  visit_dtype(dtype, [&](auto d) {
-    using T = element_t<decltype(d)::value>;
-    *ops::data_of<T>(out) = ops::kernels::convert_value<T>(value);
-  });
-  return out;
-}
-
-// A tensor of `shape` whose every element is `value` converted to dtype.
 Tensor filled(std::string_view api, DType dtype, const Shape& shape, double value) {
   check_shape(api, shape);
-  Tensor one = scalar_of(dtype, value);
-  if (shape.empty()) return one;
-  Tensor out = ops::make_tensor(dtype, shape);
-  ops::copy_elements(*ops::make_view(one, shape, ops::Strides(shape.size(), 0), 0).impl(), *out.impl());
-  return out;
+  return ops::filled(dtype, shape, value);
+}
+
+// The dtype and shape of t, which must hold a value.
+const Tensor& like(std::string_view api, const Tensor& t) {
+  if (!t.defined()) ops::fail(api, "the tensor holds no value (it was default-constructed)");
+  return t;
 }
 
 Tensor from_doubles(DType dtype, const Shape& shape, const std::vector<double>& values) {
@@ -61,17 +51,10 @@ Tensor scalar(DType dtype, double value) { return filled("nx::scalar", dtype, {}
 Tensor full(DType dtype, const Shape& shape, double value) { return filled("nx::full", dtype, shape, value); }
 Tensor zeros(DType dtype, const Shape& shape) { return filled("nx::zeros", dtype, shape, 0); }
 Tensor ones(DType dtype, const Shape& shape) { return filled("nx::ones", dtype, shape, 1); }
-Tensor zeros_like(const Tensor& t) {
-  if (!t.defined()) ops::fail("nx::zeros_like", "the tensor holds no value (it was default-constructed)");
-  return filled("nx::zeros_like", t.dtype(), t.shape(), 0);
-}
-Tensor ones_like(const Tensor& t) {
-  if (!t.defined()) ops::fail("nx::ones_like", "the tensor holds no value (it was default-constructed)");
-  return filled("nx::ones_like", t.dtype(), t.shape(), 1);
-}
+Tensor zeros_like(const Tensor& t) { return full_like(like("nx::zeros_like", t), 0); }
+Tensor ones_like(const Tensor& t) { return full_like(like("nx::ones_like", t), 1); }
 Tensor full_like(const Tensor& t, double value) {
-  if (!t.defined()) ops::fail("nx::full_like", "the tensor holds no value (it was default-constructed)");
-  return filled("nx::full_like", t.dtype(), t.shape(), value);
+  return ops::filled(like("nx::full_like", t).dtype(), t.shape(), value);
 }
 
 Tensor arange(DType dtype, double start, double stop, double step) {

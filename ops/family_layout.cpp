@@ -205,17 +205,8 @@ Tensor window(const Tensor& into, const Shape& starts, const Shape& shape) {
   return make_view(into, shape, t.strides, offset);
 }
 
-Tensor filled(const TensorType& type, double value) {
-  Tensor v = make_tensor(float64, {});
-  *data_of<double>(v) = value;
-  Tensor one = convert_elements(v, type.dtype);
-  Tensor out = make_tensor(type.dtype, type.shape);
-  copy_elements(*make_view(one, type.shape, detail::Strides(type.shape.size(), 0), 0).impl(), *out.impl());
-  return out;
-}
-
 Tensor pad_eager(Prim, std::span<const Tensor> x, const Params& params, const TensorType& type) {
-  Tensor out = filled(type, params.value);
+  Tensor out = filled(type.dtype, type.shape, params.value);
   Tensor inner = window(out, params.lo, x[0].shape());
   auto& strides = inner.impl()->strides;  // every (interior + 1)-th element
   for (std::size_t d = 0; d < strides.size(); ++d) strides[d] *= interior_of(params, d) + 1;

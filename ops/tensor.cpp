@@ -4,6 +4,7 @@
 #include "ops/concrete.hpp"
 #include "ops/errors.hpp"
 #include "ops/kernels/iterate.hpp"
+#include "ops/kernels/loops.hpp"
 
 namespace nx {
 
@@ -57,6 +58,18 @@ Tensor contiguous(const Tensor& t) {
   if (is_contiguous(*t.impl())) return t;
   Tensor out = make_tensor(t.dtype(), t.shape());
   copy_elements(*t.impl(), *out.impl());
+  return out;
+}
+
+Tensor filled(DType dtype, const Shape& shape, double value) {
+  Tensor one = make_tensor(dtype, {});
+  visit_dtype(dtype, [&](auto d) {
+    using T = element_t<decltype(d)::value>;
+    *data_of<T>(one) = kernels::convert_value<T>(value);
+  });
+  if (shape.empty()) return one;
+  Tensor out = make_tensor(dtype, shape);
+  copy_elements(*make_view(one, shape, Strides(shape.size(), 0), 0).impl(), *out.impl());
   return out;
 }
 
