@@ -10,6 +10,7 @@
 #include <cmath>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -36,25 +37,24 @@ template <class P> P fresh_structure(const P& like, const std::vector<nx::Tensor
 }
 
 // Runs f on params as values that carry a derivative; gives f's result (with
-// its tensors made primal) and the linear map of its first `linear` leaves.
+// its tensors made primal) and the linear map of its first `linear_leaves`
+// leaves (all of them by default).
 template <class F, class P>
-auto linearize(F& f, const P& params, std::string_view entry_point, std::size_t* linear_leaves) {
+auto linearize(F& f, const P& params, std::string_view entry_point,
+               std::optional<std::size_t> linear_leaves = std::nullopt) {
   std::vector<nx::Tensor> in = leaves(params);
   Linearization lin(entry_point);
   std::vector<nx::Tensor> wrapped = lin.inputs(in);
   auto result = f(rebuild(params, std::span<const nx::Tensor>(wrapped)));
   std::vector<nx::Tensor> out = leaves(result);
-  std::size_t linear = *linear_leaves == std::size_t(-1) ? out.size() : *linear_leaves;
-  *linear_leaves = linear;
-  std::vector<nx::Tensor> primal = lin.finish(out, linear);
+  std::vector<nx::Tensor> primal = lin.finish(out, linear_leaves.value_or(out.size()));
   return std::pair{rebuild(result, std::span<const nx::Tensor>(primal)), lin.linear_map()};
 }
 
 template <class F, class P>
 std::pair<nx::Tensor, P> value_and_grad_impl(F& f, const P& params, std::string_view entry_point) {
   check_parameters(leaves(params), entry_point);
-  std::size_t linear = std::size_t(-1);
-  auto [value, map] = linearize(f, params, entry_point, &linear);
+  auto [value, map] = linearize(f, params, entry_point);
   static_assert(std::is_same_v<decltype(value), nx::Tensor>, "rune::grad: the objective must return an nx::Tensor");
   check_objective(value, entry_point);
   nx::Tensor one = nx::ones_like(value);
@@ -79,8 +79,7 @@ template <class F, class P> std::pair<nx::Tensor, P> value_and_grad(F f, const P
 template <class F, class P> auto value_and_grad_aux(F f, const P& params) {
   const std::string_view entry = "rune::value_and_grad_aux";
   detail::check_parameters(leaves(params), entry);
-  std::size_t linear = 1;  // the objective is the first leaf of the pair
-  auto [result, map] = detail::linearize(f, params, entry, &linear);
+  auto [result, map] = detail::linearize(f, params, entry, 1);  // the objective is the pair's first leaf
   detail::check_objective(result.first, entry);
   nx::Tensor one = nx::ones_like(result.first);
   P g = detail::fresh_structure(params, detail::pull_back(*map, std::span<const nx::Tensor>(&one, 1), entry));
@@ -91,8 +90,7 @@ template <class F, class P> auto value_and_grad_aux(F f, const P& params) {
 // result to cotangents of params; reusable, from any thread.
 template <class F, class P> auto vjp(F f, const P& params) {
   const std::string_view entry = "rune::vjp";
-  std::size_t linear = std::size_t(-1);
-  auto [result, map] = detail::linearize(f, params, entry, &linear);
+  auto [result, map] = detail::linearize(f, params, entry);
   using Q = decltype(result);
   auto pullback = [map = std::shared_ptr<const detail::LinearMap>(map), like = result,
                    shape = params](const Q& cotangents) {
