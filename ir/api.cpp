@@ -184,18 +184,6 @@ std::vector<nx::Tensor> bind_callback(std::vector<nx::Tensor> args, std::span<co
 
 }  // namespace rune::detail
 
-namespace nx {
-
-Tensor donate(const Tensor& t) {
-  if (!t.defined()) ops::fail("nx::donate", "the tensor holds no value (it was default-constructed)");
-  if (t.is_traced()) return t;  // a stand-in has no storage to give
-  Tensor handle = ops::make_view(t, t.shape(), t.impl()->strides, t.impl()->offset);
-  handle.impl()->donated_to_call = true;
-  return handle;
-}
-
-}  // namespace nx
-
 namespace rune::detail {
 
 bool tracing(std::span<const nx::Tensor> values) {

@@ -5,8 +5,19 @@
 #include "ops/errors.hpp"
 #include "ops/kernels/iterate.hpp"
 #include "ops/kernels/loops.hpp"
+#include "rune/nx.hpp"
 
 namespace nx {
+
+// The handle nx::donate gives: a view of t's storage that a compiled call
+// takes when it returns (jit/jit.cpp).
+Tensor donate(const Tensor& t) {
+  if (!t.defined()) ops::fail("nx::donate", "the tensor holds no value (it was default-constructed)");
+  if (t.is_traced()) return t;  // a stand-in has no storage to give
+  Tensor handle = ops::make_view(t, t.shape(), t.impl()->strides, t.impl()->offset);
+  handle.impl()->donated_to_call = true;
+  return handle;
+}
 
 void Tensor::throw_undefined() {
   throw std::invalid_argument("nx::Tensor: the tensor holds no value (it was default-constructed)");

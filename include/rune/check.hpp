@@ -1,5 +1,4 @@
-// nx::check (run-time checks that compiled code computes with the program)
-// and nx::donate (giving a value's storage to the next compiled call).
+// nx::check: run-time checks that compiled code computes with the program.
 #pragma once
 
 #include <exception>
@@ -21,9 +20,5 @@ void check(const Cond& cond, const Data& data, Make make) {
                              return make(index, rune::rebuild(like, at));
                            });
 }
-
-// A handle to t's storage that a compiled call takes: afterwards reading t
-// (or any view of its storage) throws. Outside a compiled call it is t.
-Tensor donate(const Tensor& t);
 
 }  // namespace nx

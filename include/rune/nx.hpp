@@ -179,7 +179,10 @@ Tensor inv(const Tensor& a);
 // The lower-triangular l with a = l l^H (a Hermitian positive definite).
 Tensor cholesky(const Tensor& a);
 
-// ---- placement
+// ---- placement and donation
 Tensor place(const Placement& placement, const Tensor& t);
+// A handle to t's storage that a compiled call takes: afterwards reading t
+// (or any view of its storage) throws. Outside a compiled call it is t.
+Tensor donate(const Tensor& t);
 
 }  // namespace nx
