@@ -197,7 +197,7 @@ std::vector<nx::Tensor> bind_custom(std::shared_ptr<const CustomRule> rule, std:
   ir::Equation eq;
   eq.kind = ir::OpKind::custom;
   eq.rule = std::move(rule);
-  return ir::bind_construct(eq, inputs, eq.rule->reverse_only ? "rune::custom_vjp" : "rune::custom_jvp");
+  return ir::bind_construct(eq, inputs, ir::entry_point(eq));
 }
 
 void callback_result_differs(const std::string& difference) { nx::ops::fail("rune::callback", difference); }

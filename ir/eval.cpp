@@ -30,11 +30,11 @@ void check_arguments(const Program& p, std::span<const nx::Tensor> args) {
   }
 }
 
-std::string_view entry_point(OpKind kind) {
-  switch (kind) {
+std::string_view entry_point(const Equation& eq) {
+  switch (eq.kind) {
     case OpKind::check: return "nx::check";
     case OpKind::callback: return "rune::callback";
-    case OpKind::custom: return "rune::custom_jvp";
+    case OpKind::custom: return eq.rule->reverse_only ? "rune::custom_vjp" : "rune::custom_jvp";
     default: return "rune::scan";
   }
 }
@@ -50,7 +50,7 @@ std::vector<nx::Tensor> evaluate(const Program& program, std::span<const nx::Ten
       case OpKind::primitive: env[std::size_t(eq.outputs[0])] = nx::ops::bind(eq.prim, in, eq.params); break;
       case OpKind::constant: env[std::size_t(eq.outputs[0])] = eq.constant; break;
       default: {
-        std::vector<nx::Tensor> out = bind_construct(eq, in, entry_point(eq.kind));
+        std::vector<nx::Tensor> out = bind_construct(eq, in, entry_point(eq));
         for (std::size_t k = 0; k < out.size(); ++k) env[std::size_t(eq.outputs[k])] = out[k];
       }
     }

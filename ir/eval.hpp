@@ -15,7 +15,7 @@ namespace rune::ir {
 void check_arguments(const Program& program, std::span<const nx::Tensor> args);
 
 // The user's entry point of a construct, first in its errors.
-std::string_view entry_point(OpKind kind);
+std::string_view entry_point(const Equation& eq);
 
 // The program's results for its parameters (captures included).
 std::vector<nx::Tensor> evaluate(const Program& program, std::span<const nx::Tensor> args);
