@@ -16,6 +16,8 @@
 #include "ir/text.hpp"
 #include "ir/trace.hpp"
 #include "ops/concrete.hpp"
+#include "ops/sizes.hpp"
+#include "rune/program.hpp"
 
 namespace rune::ir {
 
@@ -28,7 +30,7 @@ struct Mark {
   int line, column;  // from 1
 };
 
-std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+std::string in_quotes(std::string_view s) { return "'" + std::string(s) + "'"; }
 std::string value_text(std::int64_t n) { return "%" + std::to_string(n); }
 std::string count(std::size_t n, const char* noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); }
 std::string type_text(const TensorType& t) {
@@ -63,7 +65,7 @@ class Cursor {
   bool at_line_end() { return at('\n') || pos_ == text_.size(); }
   bool accept(char c) { return at(c) ? (++pos_, true) : false; }
   void expect(char c) {
-    if (!accept(c)) expected(quoted(std::string(1, c)));
+    if (!accept(c)) expected(in_quotes(std::string(1, c)));
   }
   bool accept_word(std::string_view w) {
     skip_spaces();
@@ -72,7 +74,7 @@ class Cursor {
     return true;
   }
   void expect_word(std::string_view w) {
-    if (!accept_word(w)) expected(quoted(w));
+    if (!accept_word(w)) expected(in_quotes(w));
   }
   std::string_view word(const char* what) {
     skip_spaces();
@@ -99,7 +101,7 @@ class Cursor {
   std::int64_t size() {
     Mark m = mark();
     std::int64_t v = integer();
-    if (v < 0) fail_at(m, "expected a size, found " + quoted(std::to_string(v)));
+    if (v < 0) fail_at(m, "expected a size, found " + in_quotes(std::to_string(v)));
     return v;
   }
   std::int64_t value_name() {
@@ -156,7 +158,7 @@ class Cursor {
     std::size_t n = 1;
     if (in_token(text_[pos_]))
       while (pos_ + n < text_.size() && in_token(text_[pos_ + n])) ++n;
-    return quoted(text_.substr(pos_, n));
+    return in_quotes(text_.substr(pos_, n));
   }
 };
 
@@ -271,6 +273,7 @@ class Parser {
 
  private:
   Cursor in_;
+  int depth_ = 0;  // sub-programs open around the one being read
   std::unordered_set<std::int64_t> names_;  // every number defined so far: the text numbers values once
 
   // ---- reading: syntax and names
@@ -369,7 +372,9 @@ class Parser {
 
   TensorType read_type() {
     TensorType t{read_dtype(), {}, nx::Placement::host()};
+    Mark at = in_.mark();
     t.shape = list(true);
+    if (auto problem = nx::ops::shape_problem(t.shape)) fail_at(at, "shape " + nx::to_string(t.shape) + " " + *problem);
     in_.expect_word("at");
     t.placement = placement();
     return t;
@@ -382,13 +387,13 @@ class Parser {
     try {
       return nx::dtype_from_name(name);
     } catch (const std::invalid_argument&) {
-      fail_at(at, "unknown dtype " + quoted(name));
+      fail_at(at, "unknown dtype " + in_quotes(name));
     }
   }
   nx::Placement placement() {
     Mark at = in_.mark();
     std::string_view name = in_.word("a placement");
-    if (name != nx::Placement::host().name()) fail_at(at, "unknown placement " + quoted(name));
+    if (name != nx::Placement::host().name()) fail_at(at, "unknown placement " + in_quotes(name));
     return nx::Placement::host();
   }
   nx::Shape list(bool sizes) {
@@ -433,7 +438,7 @@ class Parser {
   static Prim primitive(std::string_view name, Mark at) {
     for (int i = 0; i < nx::ops::prim_count; ++i)
       if (info(Prim(i)).name == name) return Prim(i);
-    fail_at(at, "unknown primitive " + quoted(name));
+    fail_at(at, "unknown primitive " + in_quotes(name));
   }
   static void check_arity(Prim p, std::size_t n, Mark at) {
     int want = info(p).arity;
@@ -450,7 +455,7 @@ class Parser {
     std::string_view name = in_.word("a primitive or a dtype");
     if (in_.accept(':')) return scalar_constant(eq, dtype_named(name, at));
     eq.prim = primitive(name, at);
-    if (!is_elementwise(eq.prim)) fail_at(at, quoted(name) + " is not elementwise");
+    if (!is_elementwise(eq.prim)) fail_at(at, in_quotes(name) + " is not elementwise");
     if (eq.prim == Prim::convert) {
       in_.expect('<');
       eq.params.dtype = read_dtype();
@@ -506,7 +511,7 @@ class Parser {
     auto list_param = std::find_if(std::begin(list_params), std::end(list_params),
                                    [&](const auto& entry) { return entry.first == key; });
     bool listed = list_param != std::end(list_params);
-    if (!listed && key != "dtype" && key != "value" && key != "axis") fail_at(at, "unknown parameter " + quoted(key));
+    if (!listed && key != "dtype" && key != "value" && key != "axis") fail_at(at, "unknown parameter " + in_quotes(key));
     in_.expect('=');
     if (listed) p.*(list_param->second) = list(false);
     if (key == "dtype") p.dtype = read_dtype();
@@ -526,7 +531,11 @@ class Parser {
     in_.end_line();
     in_.expect_word("step");
     in_.end_line();
+    if (depth_ == rune::max_nesting)
+      fail_at(site.op, "sub-programs nest more than " + std::to_string(rune::max_nesting) + " deep");
+    ++depth_;
     site.step = std::make_unique<Scope>(program());
+    --depth_;
   }
 
   // `, part (%a, ...)`: appends the values to refs and gives their count.
@@ -592,7 +601,7 @@ class Parser {
     for (const TensorType& t : in) handles.push_back(type_only(t));
     if (!handles.empty()) check_axes(eq, handles[0], op);
     try {
-      return nx::ops::rules(eq.prim).type(eq.prim, handles, eq.params);
+      return nx::ops::result_type(eq.prim, handles, eq.params);
     } catch (const std::invalid_argument& e) {
       fail_at(op, e.what());
     }

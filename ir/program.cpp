@@ -4,6 +4,7 @@
 
 #include "ops/concrete.hpp"
 #include "ops/errors.hpp"
+#include "ops/sizes.hpp"
 
 namespace rune::ir {
 
@@ -61,6 +62,9 @@ std::vector<TensorType> scan_output_types(const Equation& eq, const std::vector<
       fail("input " + std::to_string(i) + " is " + nx::ops::to_string(given) + ", the step takes " +
            nx::ops::to_string(want));
   }
+  if (step.results.size() < std::size_t(s.carry_count))
+    fail("the step returns " + std::to_string(step.results.size()) + " values, fewer than the " +
+         std::to_string(s.carry_count) + " of the carry");
   std::vector<TensorType> out;
   for (std::size_t r = 0; r < step.results.size(); ++r) {
     TensorType t = step.types[std::size_t(step.results[r])];
@@ -70,6 +74,7 @@ std::vector<TensorType> scan_output_types(const Equation& eq, const std::vector<
              nx::ops::to_string(in[r]));
     } else {
       t.shape.insert(t.shape.begin(), s.length);
+      nx::ops::check_shape("rune::scan", t.shape);
     }
     out.push_back(t);
   }

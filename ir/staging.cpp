@@ -1,6 +1,7 @@
 #include "ir/staging.hpp"
 
 #include "ops/concrete.hpp"
+#include "ops/type_checks.hpp"
 
 namespace rune::ir {
 
@@ -50,7 +51,9 @@ int StagingTrace::lift(const nx::Tensor& t) {
   } else {
     Equation eq;
     eq.kind = OpKind::constant;
-    eq.constant = nx::ops::contiguous(nx::ops::elements_of(t, entry_point()));
+    // A copy: the program owns its constants (donating or dropping the value
+    // read at the trace leaves the program whole).
+    eq.constant = nx::ops::copy(nx::ops::elements_of(t, entry_point()));
     eq.outputs = {v};
     program_.equations.push_back(std::move(eq));
   }
@@ -96,6 +99,7 @@ std::vector<nx::Tensor> StagingTrace::process_construct(const Equation& construc
 }
 
 std::shared_ptr<const Program> StagingTrace::finish(std::span<const nx::Tensor> results) {
+  nx::ops::check_defined(entry_point(), results);
   for (const nx::Tensor& t : results) program_.results.push_back(lift(t));
   auto done = std::make_shared<Program>(std::move(program_));
   done->params.insert(done->params.end(), capture_params_.begin(), capture_params_.end());

@@ -37,7 +37,9 @@ using ValueNumbers = std::map<const Program*, std::vector<int>>;
 ValueNumbers number_values(const Program& program);
 
 // Reads a printed program back; throws std::invalid_argument
-// "rune::parse_program: line L, column C: ..." on malformed text.
+// "rune::parse_program: line L, column C: ..." on malformed text. The text
+// is held to the limits of a value's shape (ops/sizes.hpp) and to
+// rune::max_nesting sub-programs one inside another.
 Program parse(std::string_view text);
 
 }  // namespace rune::ir

@@ -3,7 +3,6 @@
 // retrace reports.
 #include <cstdlib>
 #include <iostream>
-#include <unordered_set>
 
 #include "ir/eval.hpp"
 #include "ir/passes/pipeline.hpp"
@@ -16,21 +15,27 @@ std::shared_ptr<const ir::Program> compile(std::shared_ptr<const ir::Program> tr
   return std::make_shared<ir::Program>(ir::simplify(*traced));
 }
 
+namespace {
+// The storage a result may not share: the arguments' (a result must outlive
+// a donated argument, and donating a result must leave the arguments
+// readable) and the program's constants' (donating a result must leave the
+// program whole).
+bool shares_input(const nx::detail::Storage* storage, const ir::Program& program, std::span<const nx::Tensor> args) {
+  for (const nx::Tensor& t : args)
+    if (t.impl()->storage.get() == storage) return true;
+  for (const ir::Equation& eq : program.equations)
+    if (eq.kind == ir::OpKind::constant && eq.constant.impl()->storage.get() == storage) return true;
+  return false;
+}
+}  // namespace
+
 std::vector<nx::Tensor> execute(const ir::Program& program, std::span<const nx::Tensor> args,
                                 std::span<const nx::Tensor> captures) {
   std::vector<nx::Tensor> in(args.begin(), args.end());
   in.insert(in.end(), captures.begin(), captures.end());
-  std::unordered_set<const nx::detail::Storage*> donated;
-  for (const nx::Tensor& t : args)
-    if (t.impl()->donated_to_call && t.impl()->storage) donated.insert(t.impl()->storage.get());
   std::vector<nx::Tensor> out = ir::evaluate(program, in);
-  if (donated.empty()) return out;
-  for (nx::Tensor& t : out)  // a result must outlive the storage it was given
-    if (t.impl()->storage && donated.count(t.impl()->storage.get())) {
-      nx::Tensor copy = nx::ops::make_tensor(t.dtype(), t.shape());
-      nx::ops::copy_elements(*t.impl(), *copy.impl());
-      t = copy;
-    }
+  for (nx::Tensor& t : out)
+    if (t.impl()->storage && shares_input(t.impl()->storage.get(), program, args)) t = nx::ops::copy(t);
   for (const nx::Tensor& t : args)
     if (t.impl()->donated_to_call && t.impl()->storage) t.impl()->storage->donated.store(true);
   return out;

@@ -52,12 +52,16 @@ Tensor mean(const Tensor& t, const Axes& axes, bool keepdims) {
 // that large entries do not overflow.
 Tensor logsumexp(const Tensor& t, const Axes& axes, bool keepdims) {
   require_inexact("nx::logsumexp", t);
-  Tensor m = max(t, axes, true);
-  Tensor shift = where(isfinite(m), m, 0.);
-  Tensor total = log(sum(exp(sub(t, shift)), axes, true)) + shift;
+  Axes reduced = ops::normalize_axes("nx::logsumexp", axes, t);
+  const bool empty = std::any_of(reduced.begin(), reduced.end(), [&](auto d) { return t.shape()[d] == 0; });
+  // Over no element the sum is 0 and the result -inf (a maximum has no identity).
+  Tensor total = empty ? log(sum(exp(t), axes, true)) : [&] {
+    Tensor m = max(t, axes, true);
+    Tensor shift = where(isfinite(m), m, 0.);
+    return log(sum(exp(sub(t, shift)), axes, true)) + shift;
+  }();
   if (keepdims) return total;
   Shape out;
-  Axes reduced = ops::normalize_axes("nx::logsumexp", axes, t);
   for (std::int64_t d = 0; d < t.ndim(); ++d)
     if (std::find(reduced.begin(), reduced.end(), d) == reduced.end()) out.push_back(t.shape()[d]);
   return reshape(total, out);

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "ops/concrete.hpp"
+#include "ops/sizes.hpp"
 #include "ops/type_checks.hpp"
 #include "rune/nx.hpp"
 
@@ -24,13 +25,13 @@ Tensor reshape(const Tensor& t, const Shape& shape) {
   auto unknown = std::count(shape.begin(), shape.end(), -1);
   if (unknown > 1) ops::fail("nx::reshape", "more than one -1 in " + to_string(shape));
   if (unknown == 1) {
-    std::int64_t known = 1;
+    std::optional<std::int64_t> known = 1;
     for (auto d : shape)
-      if (d != -1) known *= d;
-    if (known == 0 || t.numel() % known != 0)
+      if (d != -1 && known) known = ops::multiply_lengths(*known, d);
+    if (!known || *known == 0 || t.numel() % *known != 0)
       ops::fail("nx::reshape", "cannot reshape " + ops::describe(t) + " (" + std::to_string(t.numel()) +
                                    " elements) into " + to_string(shape));
-    *std::find(p.shape.begin(), p.shape.end(), -1) = t.numel() / known;
+    *std::find(p.shape.begin(), p.shape.end(), -1) = t.numel() / *known;
   }
   if (p.shape == t.shape()) return t;
   return bind(Prim::reshape, {t}, p);

@@ -18,6 +18,8 @@ Tensor make_tensor(DType dtype, const Shape& shape);
 Tensor make_view(const Tensor& base, const Shape& shape, const Strides& strides, std::int64_t offset);
 // t itself when it is C-order contiguous, else a contiguous copy.
 Tensor contiguous(const Tensor& t);
+// A C-order copy of t's elements in storage of its own.
+Tensor copy(const Tensor& t);
 
 // The address of element [0, ..., 0].
 inline char* base_address(const detail::TensorImpl& t) {

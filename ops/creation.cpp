@@ -5,15 +5,13 @@
 
 #include "ops/concrete.hpp"
 #include "ops/errors.hpp"
+#include "ops/sizes.hpp"
 #include "rune/nx.hpp"
 
 namespace nx {
 
 namespace {
-void check_shape(std::string_view api, const Shape& shape) {
-  for (auto d : shape)
-    if (d < 0) ops::fail(api, "shape " + to_string(shape) + " has a negative length");
-}
+using ops::check_shape;
 
 Tensor filled(std::string_view api, DType dtype, const Shape& shape, double value) {
   check_shape(api, shape);
@@ -26,8 +24,12 @@ const Tensor& like(std::string_view api, const Tensor& t) {
   return t;
 }
 
-Tensor from_doubles(DType dtype, const Shape& shape, const std::vector<double>& values) {
-  return detail::create_from(dtype, shape, float64, values.data(), values.size());
+// The vector of f(0), ..., f(n - 1) computed in float64, converted to dtype.
+template <class F> Tensor generated(DType dtype, std::int64_t n, F f) {
+  Tensor v = ops::make_tensor(float64, {n});
+  double* at = ops::data_of<double>(v);
+  for (std::int64_t i = 0; i < n; ++i) at[i] = f(i);
+  return ops::convert_elements(v, dtype);
 }
 }  // namespace
 
@@ -61,27 +63,27 @@ Tensor arange(DType dtype, double start, double stop, double step) {
   if (step == 0 || !std::isfinite(step) || !std::isfinite(start) || !std::isfinite(stop))
     ops::fail("nx::arange", "start, stop and step must be finite and step nonzero");
   double count = std::ceil((stop - start) / step);
-  std::int64_t n = count > 0 ? std::int64_t(count) : 0;
-  std::vector<double> v(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i) v[std::size_t(i)] = start + double(i) * step;
-  return from_doubles(dtype, {n}, v);
+  if (count > double(ops::max_elements))
+    ops::fail("nx::arange", "the range holds more than " + std::string(ops::max_elements_text) +
+                                " elements (the most one value may hold)");
+  return generated(dtype, count > 0 ? std::int64_t(count) : 0, [&](std::int64_t i) { return start + double(i) * step; });
 }
 
 // As NumPy: start + i * step, with the last element exactly stop.
 Tensor linspace(DType dtype, double start, double stop, std::int64_t n) {
   if (n < 0) ops::fail("nx::linspace", "n = " + std::to_string(n) + " is negative");
-  std::vector<double> v(static_cast<std::size_t>(n));
+  check_shape("nx::linspace", {n});
   double step = n > 1 ? (stop - start) / double(n - 1) : 0;
-  for (std::int64_t i = 0; i < n; ++i) v[std::size_t(i)] = start + double(i) * step;
-  if (n > 1) v.back() = stop;
-  return from_doubles(dtype, {n}, v);
+  return generated(dtype, n, [&](std::int64_t i) { return n > 1 && i == n - 1 ? stop : start + double(i) * step; });
 }
 
 Tensor eye(DType dtype, std::int64_t n) {
   if (n < 0) ops::fail("nx::eye", "n = " + std::to_string(n) + " is negative");
-  std::vector<double> v(std::size_t(n * n), 0.);
-  for (std::int64_t i = 0; i < n; ++i) v[std::size_t(i * n + i)] = 1;
-  return from_doubles(dtype, {n, n}, v);
+  check_shape("nx::eye", {n, n});
+  Tensor out = ops::filled(dtype, {n, n}, 0);
+  Tensor diagonal = ops::make_view(out, {n}, {n + 1}, 0);
+  ops::copy_elements(*ops::filled(dtype, {n}, 1).impl(), *diagonal.impl());
+  return out;
 }
 
 }  // namespace nx

@@ -3,6 +3,8 @@
 // derivative is exact when elements are zero.
 #include "ops/derivatives.hpp"
 
+#include <algorithm>
+
 namespace nx::ops {
 namespace {
 
@@ -14,14 +16,43 @@ Tensor kept(const Tensor& reduced, const Shape& operand_shape, const Axes& axes)
   return reshape(reduced, shape);
 }
 
-// The product of the other elements of each reduced group, for each element.
-Tensor product_of_others(const Tensor& x, const Tensor& y, const Axes& axes) {
-  Tensor is_zero = equal(x, 0.);
-  Tensor zeros_in_group = kept(sum(cast(is_zero, x.dtype()), axes), x.shape(), axes);
-  Tensor nonzero_product = kept(prod(where(is_zero, 1., x), axes), x.shape(), axes);
-  Tensor lone_zero = logical_and(is_zero, equal(zeros_in_group, 1.));
-  return where(equal(zeros_in_group, 0.), kept(y, x.shape(), axes) / x,
-               where(lone_zero, nonzero_product, zeros_like(x)));
+// x's rows along its last axis shifted right by `by` places, ones coming in.
+Tensor shifted_right(const Tensor& x, std::int64_t by) {
+  const std::int64_t n = x.shape().back();
+  Shape starts(std::size_t(x.ndim()), 0), stops = x.shape();
+  stops.back() = n - by;
+  std::vector<std::pair<std::int64_t, std::int64_t>> widths(std::size_t(x.ndim()), {0, 0});
+  widths.back() = {by, 0};
+  return pad(slice(x, starts, stops), widths, 1.);
+}
+
+// The product of the elements before each one along the last axis (1 for
+// the first): a prefix product in log2(n) rounds of shifted products.
+Tensor products_before(const Tensor& x) {
+  const std::int64_t n = x.shape().back();
+  Tensor inclusive = x;
+  for (std::int64_t by = 1; by < n; by *= 2) inclusive = inclusive * shifted_right(inclusive, by);
+  return n > 0 ? shifted_right(inclusive, 1) : x;
+}
+
+// The product of the other elements of each reduced group, for each element,
+// as (product before) * (product after): no division, so it is exact at
+// zeros and so are its own derivatives (second order of prod).
+Tensor product_of_others(const Tensor& x, const Axes& axes) {
+  Axes perm;  // the kept axes, then the reduced ones
+  for (std::int64_t d = 0; d < x.ndim(); ++d)
+    if (std::find(axes.begin(), axes.end(), d) == axes.end()) perm.push_back(d);
+  perm.insert(perm.end(), axes.begin(), axes.end());
+  Tensor moved = transpose(x, perm);
+  Shape rows(moved.shape().begin(), moved.shape().end() - std::ptrdiff_t(axes.size()));
+  std::int64_t group = 1;
+  for (auto a : axes) group *= x.shape()[a];
+  rows.push_back(group);
+  Tensor groups = reshape(moved, rows);
+  Tensor others = products_before(groups) * flip(products_before(flip(groups, {-1})), {-1});
+  Axes inverse(perm.size());
+  for (std::size_t i = 0; i < perm.size(); ++i) inverse[std::size_t(perm[i])] = std::int64_t(i);
+  return transpose(reshape(others, moved.shape()), inverse);
 }
 
 Tensor reduce_jvp(Prim p, std::span<const Tensor> x, std::span<const Tensor> t, const Params& params, const Tensor& y) {
@@ -29,7 +60,7 @@ Tensor reduce_jvp(Prim p, std::span<const Tensor> x, std::span<const Tensor> t, 
   const Axes& axes = params.axes;
   switch (p) {
     case Prim::reduce_sum: return sum(t[0], axes);
-    case Prim::reduce_prod: return sum(t[0] * product_of_others(x[0], y, axes), axes);
+    case Prim::reduce_prod: return sum(t[0] * product_of_others(x[0], axes), axes);
     case Prim::reduce_max:
     case Prim::reduce_min: {
       Tensor ties = cast(equal(x[0], kept(y, x[0].shape(), axes)), x[0].dtype());

@@ -25,10 +25,17 @@ std::size_t size_of(DType dtype) {
   return visit_dtype(dtype, [](auto d) { return sizeof(element_t<decltype(d)::value>); });
 }
 
+// A shape longer than any value may have (max_rank axes) shows its first and last
+// three lengths around "...": it appears in the error refusing it.
 std::string to_string(const Shape& shape) {
+  constexpr std::size_t longest = max_rank, edge = 3;
   std::string s = "[";
   for (std::size_t i = 0; i < shape.size(); ++i) {
     if (i) s += ", ";
+    if (shape.size() > longest && i == edge) {
+      s += "..., ";
+      i = shape.size() - edge;
+    }
     s += std::to_string(shape[i]);
   }
   return s + "]";
@@ -36,7 +43,8 @@ std::string to_string(const Shape& shape) {
 
 std::int64_t numel(const Shape& shape) {
   std::int64_t n = 1;
-  for (auto d : shape) n *= d;
+  for (auto d : shape)
+    if (__builtin_mul_overflow(n, d, &n)) return INT64_MAX;  // only for shapes no value may have
   return n;
 }
 

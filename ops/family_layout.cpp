@@ -6,6 +6,7 @@
 
 #include "ops/broadcast.hpp"
 #include "ops/concrete.hpp"
+#include "ops/sizes.hpp"
 #include "ops/type_checks.hpp"
 
 namespace nx::ops {
@@ -16,8 +17,7 @@ std::string_view api_of(Prim p) { return info(p).api; }
 // ---- type rules
 
 TensorType reshape_type(Prim p, std::span<const Tensor> x, const Params& params) {
-  if (numel(params.shape) != x[0].numel() ||
-      std::any_of(params.shape.begin(), params.shape.end(), [](auto d) { return d < 0; }))
+  if (shape_problem(params.shape) || numel(params.shape) != x[0].numel())
     fail(api_of(p), "cannot reshape " + describe(x[0]) + " (" + std::to_string(x[0].numel()) +
                         " elements) into " + to_string(params.shape));
   return {x[0].dtype(), params.shape, x[0].placement()};
@@ -40,8 +40,9 @@ TensorType broadcast_type(Prim p, std::span<const Tensor> x, const Params& param
   return {x[0].dtype(), params.shape, x[0].placement()};
 }
 
+// Written so that no step, however large, overflows.
 std::int64_t sliced_length(std::int64_t start, std::int64_t stop, std::int64_t step) {
-  return stop <= start ? 0 : (stop - start + step - 1) / step;
+  return stop <= start ? 0 : 1 + (stop - start - 1) / step;
 }
 
 TensorType slice_type(Prim p, std::span<const Tensor> x, const Params& params) {
@@ -71,9 +72,16 @@ TensorType pad_type(Prim p, std::span<const Tensor> x, const Params& params) {
     fail(api_of(p), "expected " + std::to_string(n) + " (before, after) widths for " + describe(x[0]));
   Shape out = x[0].shape();
   for (std::size_t d = 0; d < n; ++d) {
-    if (params.lo[d] < 0 || params.hi[d] < 0 || interior_of(params, d) < 0)
-      fail(api_of(p), "pad widths must not be negative");
-    out[d] += params.lo[d] + params.hi[d] + (out[d] > 0 ? (out[d] - 1) * interior_of(params, d) : 0);
+    const std::int64_t interior = interior_of(params, d);
+    if (params.lo[d] < 0 || params.hi[d] < 0 || interior < 0) fail(api_of(p), "pad widths must not be negative");
+    auto inside = out[d] > 0 ? multiply_lengths(out[d] - 1, interior) : 0;
+    auto with_edges = inside ? add_lengths(*inside, params.lo[d]) : std::nullopt;
+    with_edges = with_edges ? add_lengths(*with_edges, params.hi[d]) : std::nullopt;
+    auto length = with_edges ? add_lengths(*with_edges, out[d]) : std::nullopt;
+    if (!length)
+      fail(api_of(p), "padding axis " + std::to_string(d) + " of " + describe(x[0]) + " makes it longer than " +
+                          std::string(max_elements_text) + " elements");
+    out[d] = *length;
   }
   return {x[0].dtype(), out, x[0].placement()};
 }
@@ -91,7 +99,11 @@ TensorType concatenate_type(Prim p, std::span<const Tensor> x, const Params& par
     if (a != b)
       fail(api_of(p), "shapes " + to_string(x[0].shape()) + " and " + to_string(t.shape()) +
                           " differ off axis " + std::to_string(params.axis));
-    out[params.axis] += t.shape()[params.axis];
+    auto length = add_lengths(out[params.axis], t.shape()[params.axis]);
+    if (!length)
+      fail(api_of(p), "the result's axis " + std::to_string(params.axis) + " would be longer than " +
+                          std::string(max_elements_text) + " elements");
+    out[params.axis] = *length;
   }
   return {x[0].dtype(), out, x[0].placement()};
 }
@@ -180,7 +192,8 @@ Tensor slice_eager(Prim, std::span<const Tensor> x, const Params& params, const 
   std::int64_t offset = t.offset;
   for (std::size_t d = 0; d < t.shape.size(); ++d) {
     offset += params.starts[d] * t.strides[d];
-    strides.push_back(t.strides[d] * params.steps[d]);
+    // With one row or none the stride is never used (and stride * step may overflow).
+    strides.push_back(type.shape[d] > 1 ? t.strides[d] * params.steps[d] : t.strides[d]);
   }
   return make_view(x[0], type.shape, strides, offset);
 }
@@ -209,7 +222,8 @@ Tensor pad_eager(Prim, std::span<const Tensor> x, const Params& params, const Te
   Tensor out = filled(type.dtype, type.shape, params.value);
   Tensor inner = window(out, params.lo, x[0].shape());
   auto& strides = inner.impl()->strides;  // every (interior + 1)-th element
-  for (std::size_t d = 0; d < strides.size(); ++d) strides[d] *= interior_of(params, d) + 1;
+  for (std::size_t d = 0; d < strides.size(); ++d)
+    if (inner.shape()[d] > 1) strides[d] *= interior_of(params, d) + 1;
   copy_elements(*x[0].impl(), *inner.impl());
   return out;
 }

@@ -3,6 +3,7 @@
 
 #include "ops/concrete.hpp"
 #include "ops/errors.hpp"
+#include "ops/sizes.hpp"
 #include "ops/trace.hpp"
 #include "ops/type_checks.hpp"
 
@@ -31,14 +32,19 @@ const Rules& rules(Prim p) {
 
 std::string to_string(const TensorType& t) { return std::string(name(t.dtype)) + " " + nx::to_string(t.shape); }
 
+TensorType result_type(Prim p, std::span<const Tensor> operands, const Params& params) {
+  TensorType type = rules(p).type(p, operands, params);
+  check_shape(info(p).api, type.shape);
+  return type;
+}
+
 Tensor bind(Prim p, std::span<const Tensor> operands, const Params& params) {
   const std::string_view api = info(p).api;
   check_defined(api, operands);
   const int arity = info(p).arity;
   if (arity >= 0 ? int(operands.size()) != arity : operands.empty())
     fail(api, "takes " + std::to_string(arity) + " operands, got " + std::to_string(operands.size()));
-  const Rules& r = rules(p);
-  TensorType type = r.type(p, operands, params);
+  TensorType type = result_type(p, operands, params);
   bool traced = trace_depth() > 0;
   for (const Tensor& t : operands) traced = traced || t.impl()->tracer;
   if (traced)
@@ -47,7 +53,7 @@ Tensor bind(Prim p, std::span<const Tensor> operands, const Params& params) {
   // operand cannot be read (elements_of throws naming the api).
   for (const Tensor& t : operands)
     if (t.impl()->storage->donated.load(std::memory_order_relaxed)) (void)elements_of(t, api);
-  return r.eager(p, operands, params, type);
+  return rules(p).eager(p, operands, params, type);
 }
 
 }  // namespace nx::ops

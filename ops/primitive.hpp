@@ -102,6 +102,10 @@ struct Rules {
 };
 const Rules& rules(Prim p);
 
+// The type of p's result: its type rule, then the result's shape checked
+// (ops/sizes.hpp), so no primitive makes a value too large to address.
+TensorType result_type(Prim p, std::span<const Tensor> operands, const Params& params);
+
 // Applies a primitive: the innermost trace that owns an operand processes
 // it, and with no trace involved the eager kernel runs.
 Tensor bind(Prim p, std::span<const Tensor> operands, const Params& params);

@@ -4,7 +4,9 @@
 // (std::to_chars), so integral values have no decimal point; NaN prints as
 // nan, infinities as inf and -inf; complex values as 1+2j. A tensor of more
 // than 1000 elements shows, along each axis longer than 6, its first three
-// and last three entries around "...".
+// and last three entries around "...". An empty axis counts as one entry
+// there, so a tensor of a hundred million empty rows prints short too.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <iostream>
@@ -73,6 +75,15 @@ template <class T> struct Printer {
   }
 };
 
+// Whether the text elides: more than elide_above entries, an empty axis
+// counting as one (the brackets of its rows are printed).
+bool elides(const Shape& shape) {
+  std::int64_t entries = 1;
+  for (auto d : shape)
+    if (__builtin_mul_overflow(entries, std::max<std::int64_t>(d, 1), &entries)) return true;
+  return entries > elide_above;
+}
+
 }  // namespace
 
 std::string to_string(const Tensor& t) {
@@ -80,7 +91,7 @@ std::string to_string(const Tensor& t) {
   std::string head = ops::describe(v) + " ";
   return visit_dtype(v.dtype(), [&](auto d) {
     using T = element_t<decltype(d)::value>;
-    Printer<T> p{*v.impl(), v.numel() > elide_above, head};
+    Printer<T> p{*v.impl(), elides(v.shape()), head};
     p.axis(0, ops::data_of<T>(v));
     return p.out;
   });

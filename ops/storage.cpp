@@ -16,7 +16,10 @@ namespace nx::detail {
 namespace {
 
 constexpr std::size_t alignment = 64;
-constexpr int class_count = 4 * 48;     // enough classes for 2^48 bytes
+constexpr int class_count = 4 * 56;     // enough classes for 2^56 bytes
+// No request comes near it: one value holds at most 2^48 elements of at most
+// 16 bytes (ops/sizes.hpp). Larger requests fail as memory that cannot be had.
+constexpr std::size_t largest_request = std::size_t(1) << 55;
 constexpr std::size_t cache_per_class = 8;
 constexpr std::size_t cached_bytes_limit = std::size_t(1) << 30;
 
@@ -53,10 +56,17 @@ struct ThreadCache {
 };
 thread_local ThreadCache cache;
 
+void* system_allocate(std::size_t bytes) {
+  void* p = std::aligned_alloc(alignment, bytes);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+
 void* pool_allocate(std::size_t bytes, std::size_t* granted) {
+  if (bytes > largest_request) throw std::bad_alloc();
   int cls = size_class(bytes);
   *granted = class_bytes(cls);
-  if (caches_gone) return std::aligned_alloc(alignment, *granted);
+  if (caches_gone) return system_allocate(*granted);
   auto& list = cache.free[cls];
   if (!list.empty()) {
     void* p = list.back();
@@ -64,9 +74,7 @@ void* pool_allocate(std::size_t bytes, std::size_t* granted) {
     cache.cached -= *granted;
     return p;
   }
-  void* p = std::aligned_alloc(alignment, *granted);
-  if (!p) throw std::bad_alloc();
-  return p;
+  return system_allocate(*granted);
 }
 
 void pool_release(void* p, std::size_t granted) {

@@ -65,8 +65,9 @@ Tensor make_view(const Tensor& base, const Shape& shape, const Strides& strides,
   return Tensor(std::move(t));
 }
 
-Tensor contiguous(const Tensor& t) {
-  if (is_contiguous(*t.impl())) return t;
+Tensor contiguous(const Tensor& t) { return is_contiguous(*t.impl()) ? t : copy(t); }
+
+Tensor copy(const Tensor& t) {
   Tensor out = make_tensor(t.dtype(), t.shape());
   copy_elements(*t.impl(), *out.impl());
   return out;

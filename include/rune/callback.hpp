@@ -40,6 +40,7 @@ R callback(F f, const R& like, const Args&... args) {
         },
         shapes);
     R result = std::apply(f, concrete);
+    (void)result_leaves("rune::callback", result);
     if (auto d = first_difference(result, like, "in what the callback returned", "in like"))
       detail::callback_result_differs(*d);
     return leaves(result);

@@ -89,6 +89,15 @@ using Index = Shape;
 using Axes = Shape;
 
 std::string to_string(const Shape& shape);  // "[2, 3]"
+
+// The limits of one value: at most max_rank axes, and at most max_elements
+// elements (counted as the product of its nonzero lengths, which bounds its
+// strides too). A function asked for a shape past them throws
+// std::invalid_argument naming itself and the shape.
+inline constexpr std::size_t max_rank = 64;                          // NumPy 2's limit
+inline constexpr std::int64_t max_elements = std::int64_t(1) << 48;  // 4 PiB of complex128
+// The product of the lengths (INT64_MAX where it overflows: no value has
+// such a shape, see nx::max_elements).
 std::int64_t numel(const Shape& shape);
 
 // Where a value's elements live. Only the host exists today.

@@ -46,7 +46,7 @@ auto linearize(F& f, const P& params, std::string_view entry_point,
   Linearization lin(entry_point);
   std::vector<nx::Tensor> wrapped = lin.inputs(in);
   auto result = f(rebuild(params, std::span<const nx::Tensor>(wrapped)));
-  std::vector<nx::Tensor> out = leaves(result);
+  std::vector<nx::Tensor> out = result_leaves(entry_point, result);
   std::vector<nx::Tensor> primal = lin.finish(out, linear_leaves.value_or(out.size()));
   return std::pair{rebuild(result, std::span<const nx::Tensor>(primal)), lin.linear_map()};
 }
@@ -110,7 +110,7 @@ template <class F, class P> auto jvp(F f, const P& params, const P& tangents) {
   detail::Forward fwd("rune::jvp");
   std::vector<nx::Tensor> wrapped = fwd.inputs(primal_leaves, tangent_leaves);
   auto result = f(rebuild(params, std::span<const nx::Tensor>(wrapped)));
-  auto [primal, tangent] = fwd.finish(leaves(result));
+  auto [primal, tangent] = fwd.finish(result_leaves("rune::jvp", result));
   return std::pair{rebuild(result, std::span<const nx::Tensor>(primal)),
                    rebuild(result, std::span<const nx::Tensor>(tangent))};
 }

@@ -39,7 +39,13 @@ template <class F> class Compiled {
     (append(in, leaves(args)), ...);
     std::shared_ptr<const detail::Executable> exe = lookup(key);
     std::vector<nx::Tensor> captures;
-    if (!exe) exe = trace<R>(key, &captures, args...);
+    if (!exe) {
+      // One trace per key: threads meeting a new key at once wait for the
+      // first (recursive: tracing f may call this function on another key).
+      std::lock_guard tracing(state_->tracing);
+      exe = lookup(key);
+      if (!exe) exe = trace<R>(key, &captures, args...);
+    }
     std::vector<nx::Tensor> out = detail::execute(*exe->program, in, captures);
     return rebuild(*std::static_pointer_cast<const R>(exe->result_like), std::span<const nx::Tensor>(out));
   }
@@ -49,7 +55,8 @@ template <class F> class Compiled {
 
  private:
   struct State {
-    std::mutex mutex;
+    std::mutex mutex;             // guards the cache and the latest key
+    std::recursive_mutex tracing;  // held while tracing
     std::unordered_map<TreeKey, std::shared_ptr<const detail::Executable>> cache;
     std::optional<TreeKey> latest;
     std::atomic<std::int64_t> traces{0};
@@ -80,7 +87,7 @@ template <class F> class Compiled {
     std::tuple<decltype(stand_in(args))...> traced{stand_in(args)...};
     auto result = std::make_shared<R>(std::apply(f_, traced));
     auto exe = std::make_shared<detail::Executable>();
-    exe->program = detail::compile(staging.finish(leaves(*result)));
+    exe->program = detail::compile(staging.finish(result_leaves("rune::jit", *result)));
     exe->result_like = result;
     *captures = staging.captures();
     std::lock_guard lock(state_->mutex);

@@ -16,6 +16,10 @@
 
 namespace rune {
 
+// The deepest program text reads: sub-programs (a scan's step) nested at
+// most this many levels one inside another.
+inline constexpr int max_nesting = 64;
+
 class Program {
  public:
   Program() = default;
@@ -52,7 +56,7 @@ Program program(F f, const Args&... args) {
   // (a braced list evaluates left to right: parameters follow the arguments)
   std::tuple<decltype(stand_in(args))...> traced{stand_in(args)...};
   auto result = std::apply(f, traced);
-  std::vector<nx::Tensor> outs = leaves(result);
+  std::vector<nx::Tensor> outs = result_leaves("rune::program", result);
   return Program(staging.finish(outs));
 }
 

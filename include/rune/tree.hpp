@@ -472,6 +472,20 @@ template <class T> std::vector<nx::Tensor> leaves(const T& x) {
   return out;
 }
 
+// The tensor leaves of what a traced function returned; throws
+// "<api>: the result 1.w holds no value (it was default-constructed)" for an
+// undefined one (paths as key_of names them).
+template <class T> std::vector<nx::Tensor> result_leaves(std::string_view api, const T& result) {
+  std::vector<nx::Tensor> out;
+  for_each_leaf(result, [&](const std::string& path, const nx::Tensor& t) {
+    if (!t.defined())
+      throw std::invalid_argument(std::string(api) + ": the result" + (path.empty() ? "" : " " + path) +
+                                  " holds no value (it was default-constructed)");
+    out.push_back(t);
+  });
+  return out;
+}
+
 // The inverse of leaves(): a copy of `like` whose tensor leaves are replaced,
 // in walk order, by `leaves`; everything else (static leaves, vector
 // lengths, optional presence, map keys) comes from `like`. The new leaves'

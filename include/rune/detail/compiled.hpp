@@ -25,7 +25,8 @@ struct Executable {
 // The compiled form of a traced program (the passes run once).
 std::shared_ptr<const ir::Program> compile(std::shared_ptr<const ir::Program> traced);
 // Runs an executable's program on the argument leaves: donated storage is
-// taken when the call returns, results never share it.
+// taken when the call returns; results share no storage with the arguments
+// or the program's constants.
 std::vector<nx::Tensor> execute(const ir::Program& program, std::span<const nx::Tensor> args,
                                 std::span<const nx::Tensor> captures);
 // With RUNE_JIT_DEBUG set to a nonzero integer, prints on stderr the first

@@ -1,0 +1,40 @@
+#include "ops/sizes.hpp"
+
+#include "ops/errors.hpp"
+
+namespace nx::ops {
+
+std::optional<std::int64_t> add_lengths(std::int64_t a, std::int64_t b) {
+  if (a < 0 || b < 0 || a > max_elements || b > max_elements - a) return std::nullopt;
+  return a + b;
+}
+
+std::optional<std::int64_t> multiply_lengths(std::int64_t a, std::int64_t b) {
+  if (a < 0 || b < 0 || a > max_elements || b > max_elements) return std::nullopt;
+  if (a != 0 && b > max_elements / a) return std::nullopt;
+  return a * b;
+}
+
+std::optional<std::string> shape_problem(const Shape& shape) {
+  if (shape.size() > max_rank)
+    return "has rank " + std::to_string(shape.size()) + ", more than " + std::to_string(max_rank);
+  // The product of the nonzero lengths bounds every stride and offset, so it
+  // is limited even when a zero length leaves the value empty.
+  std::optional<std::int64_t> extent = 1;
+  bool empty = false;
+  for (auto d : shape) {
+    if (d < 0) return std::string("has a negative length");
+    empty = empty || d == 0;
+    if (extent && d != 0) extent = multiply_lengths(*extent, d);
+  }
+  if (extent) return std::nullopt;
+  const std::string limit(max_elements_text);
+  if (empty) return "is too large: its nonzero lengths multiply to more than " + limit;
+  return "holds more than " + limit + " elements (the most one value may hold)";
+}
+
+void check_shape(std::string_view api, const Shape& shape) {
+  if (auto problem = shape_problem(shape)) fail(api, "shape " + to_string(shape) + " " + *problem);
+}
+
+}  // namespace nx::ops
