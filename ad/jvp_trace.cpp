@@ -51,8 +51,10 @@ nx::Tensor JvpTrace::process(ir::Prim p, std::span<const nx::Tensor> operands, c
   }
   nx::Tensor out = nx::ops::bind(p, primals, params);
   const auto& rules = nx::ops::rules(p);
-  if (!rules.jvp) nx::ops::fail(entry_point(), std::string(nx::ops::info(p).api) + " has no derivative");
-  return wrap(out, rules.jvp(p, primals, tangents, params, out));
+  const std::string_view api = nx::ops::info(p).api;
+  if (!rules.jvp)
+    nx::ops::internal_error("the jvp rule of " + std::string(api), "missing (a primitive without one is marked NoDiff)");
+  return wrap(out, nx::ops::call_rule("jvp", api, [&] { return rules.jvp(p, primals, tangents, params, out); }));
 }
 
 std::vector<nx::Tensor> JvpTrace::process_construct(const ir::Equation& eq, std::span<const nx::Tensor> inputs) {

@@ -77,10 +77,11 @@ struct Transposer {
       types.push_back(p.types[std::size_t(v)]);
     }
     const auto& rules = nx::ops::rules(eq.prim);
+    const std::string_view api = nx::ops::info(eq.prim).api;
     if (!rules.transpose)
-      nx::ops::fail("rune::grad", std::string(nx::ops::info(eq.prim).api) + " is not linear and cannot be transposed");
+      nx::ops::internal_error("the transpose rule of " + std::string(api), "missing (linear programs hold linear primitives)");
     std::vector<nx::Tensor> cts(eq.inputs.size());
-    rules.transpose(eq.prim, ct, operands, types, eq.params, cts);
+    nx::ops::call_rule("transpose", api, [&] { rules.transpose(eq.prim, ct, operands, types, eq.params, cts); });
     for (std::size_t i = 0; i < eq.inputs.size(); ++i)
       if (linear[std::size_t(eq.inputs[i])]) contribute(eq.inputs[i], cts[i]);
   }

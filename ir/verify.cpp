@@ -4,6 +4,7 @@
 
 #include "ir/text.hpp"
 #include "ir/trace.hpp"
+#include "ops/errors.hpp"
 
 namespace rune::ir {
 
@@ -15,7 +16,7 @@ struct Checker {
 
   [[noreturn]] void bad(std::size_t eq, const std::string& why) const {
     std::string where = eq == std::size_t(-1) ? "the program" : "equation " + std::to_string(eq);
-    throw std::logic_error("rune: internal error: ill-formed program: " + where + ": " + why + "\n" + print(p));
+    nx::ops::internal_error("ill-formed program", where + ": " + why + "\n" + print(p));
   }
   void define(int v, std::size_t eq) {
     if (v < 0 || std::size_t(v) >= p.types.size()) bad(eq, "value " + std::to_string(v) + " has no type");

@@ -1,4 +1,11 @@
-// User errors: std::invalid_argument whose text starts with the entry point.
+// The two error channels (as Dr.Jit's raise/fail and Halide's user_assert/
+// internal_assert):
+// - user errors: std::invalid_argument whose text starts with the entry
+//   point the user called (`fail`);
+// - internal errors: a rule or pass of the library broke its own contract,
+//   a bug however the library was called. std::logic_error (so a catch of
+//   the user's std::invalid_argument does not swallow it), whose text names
+//   where it happened: "rune: internal error: the jvp rule of nx::mul: ...".
 #pragma once
 
 #include <stdexcept>
@@ -12,6 +19,21 @@ namespace nx::ops {
   text += ": ";
   text += message;
   throw std::invalid_argument(text);
+}
+
+[[noreturn]] inline void internal_error(std::string_view where, const std::string& message) {
+  throw std::logic_error("rune: internal error: " + std::string(where) + ": " + message);
+}
+
+// Calls the `kind` rule ("jvp") of the primitive whose api is `api`; a user
+// error escaping it (its operands were checked before) is the rule's bug,
+// reported as an internal error: "... internal error: the jvp rule of nx::mul: ...".
+template <class Rule> decltype(auto) call_rule(std::string_view kind, std::string_view api, Rule&& call) {
+  try {
+    return call();
+  } catch (const std::invalid_argument& e) {
+    internal_error("the " + std::string(kind) + " rule of " + std::string(api), e.what());
+  }
 }
 
 }  // namespace nx::ops

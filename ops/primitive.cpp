@@ -53,7 +53,7 @@ Tensor bind(Prim p, std::span<const Tensor> operands, const Params& params) {
   // operand cannot be read (elements_of throws naming the api).
   for (const Tensor& t : operands)
     if (t.impl()->storage->donated.load(std::memory_order_relaxed)) (void)elements_of(t, api);
-  return rules(p).eager(p, operands, params, type);
+  return call_rule("eager", api, [&] { return rules(p).eager(p, operands, params, type); });
 }
 
 }  // namespace nx::ops

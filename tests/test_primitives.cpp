@@ -2,8 +2,10 @@
 // every dtype it accepts, and runs on each of them with the result type its
 // row states.
 #include "helpers.hpp"
+#include "ops/errors.hpp"
 #include "ops/kernels/kernels.hpp"
 #include "ops/primitive.hpp"
+#include "primitive_cases.hpp"
 
 #include <set>
 
@@ -40,6 +42,54 @@ TEST_CASE("every primitive has a derivative or is marked as having none; linear 
     CHECK(rules(Prim(i)).jvp != nullptr);  // NoDiff primitives have one that gives no tangent
     if (I.flags & Linear) CHECK(rules(Prim(i)).transpose != nullptr);
     if (I.flags & NoDiff) CHECK(rules(Prim(i)).jvp(Prim(i), {}, {}, {}, Tensor()).defined() == false);
+  }
+}
+
+namespace {
+// The operand a sample transposes in (the others held fixed): the last float
+// one, but the numerator of a division (it is not linear in its divisor).
+std::size_t linear_operand(const test::Case& c) {
+  if (c.prim == Prim::div) return 0;
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < c.operands.size(); ++i)
+    if (nx::is_floating(c.operands[i].dtype())) k = i;
+  return k;
+}
+}  // namespace
+
+// A deleted or broken rule fails here, before any transformation meets it.
+TEST_CASE("every rule of every primitive runs on its sample") {
+  const std::vector<test::Case> samples = test::samples();
+  for (int i = 0; i < prim_count; ++i) {
+    INFO(info(Prim(i)).name);
+    CHECK(std::any_of(samples.begin(), samples.end(), [&](const test::Case& c) { return c.prim == Prim(i); }));
+  }
+  for (const test::Case& c : samples) {
+    const Rules& r = rules(c.prim);
+    INFO(info(c.prim).name);
+    const TensorType type = result_type(c.prim, c.operands, c.params);
+    const Tensor y = r.eager(c.prim, c.operands, c.params, type);
+    CHECK(type_of(y) == type);
+    std::vector<Tensor> tangents;
+    for (const Tensor& x : c.operands) tangents.push_back(nx::is_floating(x.dtype()) ? nx::ones_like(x) : Tensor());
+    const Tensor tangent = r.jvp(c.prim, c.operands, tangents, c.params, y);
+    // Piecewise constant functions have a zero derivative: a symbolic zero.
+    const bool zero = c.prim == Prim::sign || c.prim == Prim::floor || c.prim == Prim::ceil || c.prim == Prim::round;
+    if ((info(c.prim).flags & NoDiff) || zero) {
+      CHECK_FALSE(tangent.defined());
+    } else {
+      REQUIRE(tangent.defined());
+      CHECK(type_of(tangent) == type);
+    }
+    if (!(info(c.prim).flags & Linear)) continue;
+    const std::size_t k = linear_operand(c);
+    std::vector<Tensor> fixed = c.operands, cts(c.operands.size());
+    std::vector<TensorType> types;
+    for (const Tensor& x : c.operands) types.push_back(type_of(x));
+    fixed[k] = Tensor();
+    r.transpose(c.prim, nx::ones_like(y), fixed, types, c.params, cts);
+    REQUIRE(cts[k].defined());
+    CHECK(type_of(cts[k]) == types[k]);
   }
 }
 
@@ -94,4 +144,11 @@ TEST_CASE("reductions run on every dtype they accept") {
       CHECK(r.shape() == nx::Shape{2});
     }
   }
+}
+
+TEST_CASE("a user error escaping a rule is an internal error naming the rule") {
+  auto broken_rule = [] { return nx::add(nx::zeros(nx::float64, {2}), nx::zeros(nx::float64, {3})); };
+  CHECK_THROWS_MATCHES(call_rule("jvp", "nx::mul", broken_rule), std::logic_error,
+                       Catch::Matchers::Message("rune: internal error: the jvp rule of nx::mul: nx::add: shapes [2] "
+                                                "and [3] do not broadcast"));
 }
