@@ -160,6 +160,7 @@ TEST_CASE("float64 exp, log, sin, cos and tanh give the same bits as the scalar 
     std::size_t differ = 0;
     for (std::size_t i = 0; i < x.size(); ++i) differ += !same(y[i], f.scalar(x[i]));
     CHECK(differ == 0);
-    for (std::size_t i = 0; i < x.size(); i += 997) CHECK(same(nx::item(f.f(nx::scalar(nx::float64, x[i]))), f.scalar(x[i])));
+    for (std::size_t i = 0; i < x.size(); i += 997)
+      CHECK(same(nx::item(f.f(nx::scalar(nx::float64, x[i]))), f.scalar(x[i])));
   }
 }

@@ -119,7 +119,8 @@ NX_UNARY_FLOAT(ceil, ceil(x), xsimd::ceil(x))
 NX_UNARY_F64(exp, in_range(x, -1000 * ln2, max_exponent<B>() * ln2), f64::exp_core(x),
              guarded(x, xsimd::exp(x), !in_range(x, min_exponent<B>() * ln2, max_exponent<B>() * ln2),
                      [](auto v) { return std::exp(v); }))
-NX_UNARY_F64(log, normal(x), f64::log_core(x), guarded(x, xsimd::log(x), !normal(x), [](auto v) { return std::log(v); }))
+NX_UNARY_F64(log, normal(x), f64::log_core(x),
+             guarded(x, xsimd::log(x), !normal(x), [](auto v) { return std::log(v); }))
 // Beyond 1e4, xsimd's range reduction loses digits (float32 beyond 1e5,
 // float64 on AVX-512 beyond 3e4), and f64_math's holds up to 1e4: the C
 // library reduces exactly.
