@@ -14,6 +14,7 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "ops/kernels/f64_math.hpp"
 #include "ops/primitive.hpp"
 
 namespace nx::ops::kernels {
@@ -48,19 +49,24 @@ template <class B, class F> B guarded(B x, B fast, typename B::batch_bool_type s
     if (redo[k] != 0) out[k] = exact(in[k]);
   return B::load_aligned(out);
 }
+// The element type of a batch B, or B itself for a scalar.
+template <class B> struct value_of { using type = typename B::value_type; };
+template <> struct value_of<float> { using type = float; };
+template <> struct value_of<double> { using type = double; };
+template <class B> using value_t = typename value_of<B>::type;
 template <class B> constexpr double min_exponent() {
-  return std::numeric_limits<typename B::value_type>::min_exponent - 1;  // -1022, -126
+  return std::numeric_limits<value_t<B>>::min_exponent - 1;  // -1022, -126
 }
 // Exponents where results stay normal, one short of the limits: 1022, 126.
 template <class B> constexpr double max_exponent() {
-  return std::numeric_limits<typename B::value_type>::max_exponent - 2;
+  return std::numeric_limits<value_t<B>>::max_exponent - 2;
 }
 inline constexpr double ln2 = 0.6931471805599453;
 // lo <= x <= hi (false for NaN, which the C library then handles).
 template <class B> auto in_range(B x, double lo, double hi) { return x >= B(lo) && x <= B(hi); }
 // Positive, normal and finite.
 template <class B> auto normal(B x) {
-  using T = typename B::value_type;
+  using T = value_t<B>;
   return x >= B(std::numeric_limits<T>::min()) && x <= B(std::numeric_limits<T>::max());
 }
 
@@ -69,19 +75,14 @@ template <class B> auto normal(B x) {
     template <class T> static T scalar(T x) { using std::P; return scalar_expr; } \
     template <class B> static B simd(B x) { return simd_expr; }                   \
   };
-NX_UNARY_FLOAT(exp, exp(x), guarded(x, xsimd::exp(x), !in_range(x, min_exponent<B>() * ln2, max_exponent<B>() * ln2), [](auto v) { return std::exp(v); }))
 NX_UNARY_FLOAT(exp2, exp2(x), guarded(x, xsimd::exp2(x), !in_range(x, min_exponent<B>(), max_exponent<B>()), [](auto v) { return std::exp2(v); }))
-NX_UNARY_FLOAT(log, log(x), guarded(x, xsimd::log(x), !normal(x), [](auto v) { return std::log(v); }))
 NX_UNARY_FLOAT(log2, log2(x), guarded(x, xsimd::log2(x), !normal(x), [](auto v) { return std::log2(v); }))
 NX_UNARY_FLOAT(log1p, log1p(x), xsimd::log1p(x))
 NX_UNARY_FLOAT(expm1, expm1(x), guarded(x, xsimd::expm1(x), !(x <= B(max_exponent<B>() * ln2)), [](auto v) { return std::expm1(v); }))
 NX_UNARY_FLOAT(sqrt, sqrt(x), xsimd::sqrt(x))
 // Beyond 1e4, xsimd's range reduction loses digits (float32 beyond 1e5,
 // float64 on AVX-512 beyond 3e4): the C library reduces exactly.
-NX_UNARY_FLOAT(sin, sin(x), guarded(x, xsimd::sin(x), !in_range(x, -1e4, 1e4), [](auto v) { return std::sin(v); }))
-NX_UNARY_FLOAT(cos, cos(x), guarded(x, xsimd::cos(x), !in_range(x, -1e4, 1e4), [](auto v) { return std::cos(v); }))
 NX_UNARY_FLOAT(tan, tan(x), guarded(x, xsimd::tan(x), !in_range(x, -1e4, 1e4), [](auto v) { return std::tan(v); }))
-NX_UNARY_FLOAT(tanh, tanh(x), xsimd::tanh(x))
 NX_UNARY_FLOAT(sinh, sinh(x), guarded(x, xsimd::sinh(x), !in_range(x, -max_exponent<B>() * ln2, max_exponent<B>() * ln2), [](auto v) { return std::sinh(v); }))
 NX_UNARY_FLOAT(cosh, cosh(x), guarded(x, xsimd::cosh(x), !in_range(x, -max_exponent<B>() * ln2, max_exponent<B>() * ln2), [](auto v) { return std::cosh(v); }))
 NX_UNARY_FLOAT(asin, asin(x), xsimd::asin(x))
@@ -94,6 +95,51 @@ template <> struct Op<Prim::erf> {
 NX_UNARY_FLOAT(floor, floor(x), xsimd::floor(x))
 NX_UNARY_FLOAT(ceil, ceil(x), xsimd::ceil(x))
 #undef NX_UNARY_FLOAT
+
+// exp, log, sin, cos and tanh: float64 runs f64_math.hpp's algorithms (within
+// one ulp, the same bits in the scalar loops and on every instruction set),
+// float32 xsimd's (SIMD) and the C library's (scalar). Where the float64
+// algorithm does not apply (`f64_ok` false: out of its range, subnormal, inf,
+// NaN) the C library computes the element, in a batch lane by lane (guarded).
+#define NX_UNARY_F64(P, f64_ok, f64_core, f32_simd)                                    \
+  template <> struct Op<Prim::P> {                                                     \
+    template <class T> static T scalar(T x) {                                          \
+      using B [[maybe_unused]] = T;                                                    \
+      if constexpr (std::is_same_v<T, double>) return (f64_ok) ? f64_core : std::P(x); \
+      else return std::P(x);                                                           \
+    }                                                                                  \
+    template <class B> static B simd(B x) {                                            \
+      if constexpr (std::is_same_v<value_t<B>, double>)                                \
+        return guarded(x, f64_core, !(f64_ok), [](auto v) { return std::P(v); });      \
+      else return f32_simd;                                                            \
+    }                                                                                  \
+  };
+// (float64 exp's results stay above 2^-1000: the small correction to 2^(k/128)
+// must not be subnormal.)
+NX_UNARY_F64(exp, in_range(x, -1000 * ln2, max_exponent<B>() * ln2), f64::exp_core(x),
+             guarded(x, xsimd::exp(x), !in_range(x, min_exponent<B>() * ln2, max_exponent<B>() * ln2),
+                     [](auto v) { return std::exp(v); }))
+NX_UNARY_F64(log, normal(x), f64::log_core(x),
+             guarded(x, xsimd::log(x), !normal(x), [](auto v) { return std::log(v); }))
+// Beyond 1e4, xsimd's range reduction loses digits (float32 beyond 1e5,
+// float64 on AVX-512 beyond 3e4), and f64_math's holds up to 1e4: the C
+// library reduces exactly.
+NX_UNARY_F64(sin, in_range(x, -1e4, 1e4), f64::sincos_core<false>(x),
+             guarded(x, xsimd::sin(x), !in_range(x, -1e4, 1e4), [](auto v) { return std::sin(v); }))
+NX_UNARY_F64(cos, in_range(x, -1e4, 1e4), f64::sincos_core<true>(x),
+             guarded(x, xsimd::cos(x), !in_range(x, -1e4, 1e4), [](auto v) { return std::cos(v); }))
+#undef NX_UNARY_F64
+// float64 tanh holds everywhere (NaN, inf and large arguments included).
+template <> struct Op<Prim::tanh> {
+  template <class T> static T scalar(T x) {
+    if constexpr (std::is_same_v<T, double>) return f64::tanh_core(x);
+    else return std::tanh(x);
+  }
+  template <class B> static B simd(B x) {
+    if constexpr (std::is_same_v<value_t<B>, double>) return f64::tanh_core(x);
+    else return xsimd::tanh(x);
+  }
+};
 
 // Rounds half to even, as NumPy and PyTorch do.
 template <> struct Op<Prim::round> {

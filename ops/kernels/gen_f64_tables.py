@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Writes f64_tables.hpp: the constants and tables of the float64 exp, log,
+sin, cos and tanh of f64_math.hpp, computed with mpmath at 300 bits.
+
+    python3 ops/kernels/gen_f64_tables.py > ops/kernels/f64_tables.hpp
+"""
+import struct
+
+from mpmath import mp, mpf
+
+mp.prec = 300
+
+
+def bits(d):
+    return struct.unpack('<Q', struct.pack('<d', d))[0]
+
+
+def from_bits(u):
+    return struct.unpack('<d', struct.pack('<Q', u & (2**64 - 1)))[0]
+
+
+def nearest(v, sig=53):
+    """v rounded to the nearest number of `sig` significant bits (a double)."""
+    if v == 0:
+        return 0.0
+    m, e = mp.frexp(v)  # v = m 2^e, 0.5 <= |m| < 1
+    return float(mp.ldexp(mp.nint(mp.ldexp(m, sig)), e - sig))
+
+
+def multiple(v, step_exp):
+    """v rounded to the nearest multiple of 2^step_exp."""
+    return float(mp.ldexp(mp.nint(mp.ldexp(v, -step_exp)), step_exp))
+
+
+def lit(d):
+    return float.hex(d) if d != 0 else '0.0'
+
+
+out = []
+
+
+def const(name, d, comment):
+    out.append(f'// {comment}')
+    out.append(f'inline constexpr double {name} = {lit(d)};')
+
+
+def table(name, values, comment, per_line=4):
+    out.append(f'// {comment}')
+    out.append(f'alignas(64) inline constexpr double {name}[{len(values)}] = {{')
+    for i in range(0, len(values), per_line):
+        out.append('    ' + ', '.join(lit(v) for v in values[i:i + per_line]) + ',')
+    out.append('};')
+
+
+ln2, pi = mp.log(2), mp.pi
+N = 128
+
+# ---- exp: x = k ln2/N + r, exp(x) = 2^(k/N) exp(r)
+const('shift', 1.5 * 2.0**52, 'added and subtracted, rounds a double below 2^51 to an integer (its low bits)')
+const('exp_inv_step', float(N / ln2), 'N/ln2, N = 128 steps per octave')
+exp_step_hi = nearest(ln2 / N, 36)  # times k (< 2^17) exactly
+const('exp_step_hi', exp_step_hi, 'ln2/N to 36 bits: k times it is exact for |k| < 2^17')
+const('exp_step_lo', float(ln2 / N - exp_step_hi), 'the rest of ln2/N')
+hi_bits, tails = [], []
+for j in range(N):
+    t = mp.power(2, mpf(j) / N)
+    h = float(t)
+    hi_bits.append(from_bits(bits(h) - (j << 45)))
+    tails.append(float((t - h) / h))
+table('exp_scale', hi_bits,
+      'bits of 2^(j/N) (a double) less j << 45: adding k << 45 puts floor(k/N) in the exponent')
+table('exp_tail', tails, '(2^(j/N) - its double) / its double')
+hi_bits, tails = [], []
+for j in range(N):
+    t = mp.power(2, mpf(j) / N)
+    h = nearest(t, 26)
+    hi_bits.append(from_bits(bits(h) - (j << 45)))
+    tails.append(float((t - h) / h))
+table('exp_scale26', hi_bits, 'the same for 2^(j/N) to 26 bits')
+table('exp_tail26', tails, '(2^(j/N) - it to 26 bits) / it to 26 bits')
+
+# ---- log: x = 2^k z, z in [c, 2c), log x = k ln2 - log(invc) + log1p(z invc - 1)
+log_off = 0x3fe6000000000000 - (1 << 44)
+out.append('// The bits of the smallest z; the interval of index 80 is [1 - 2^-9, 1 + 2^-8).')
+out.append(f'inline constexpr std::uint64_t log_offset = {log_off:#x};')
+l2hi = multiple(ln2, -43)
+const('log_ln2_hi', l2hi, 'ln2 to a multiple of 2^-43: k times it, plus log_c_hi, is exact')
+const('log_ln2_lo', float(ln2 - l2hi), 'the rest of ln2')
+invc, logc_hi, logc_lo = [], [], []
+for i in range(N):
+    zlo = mpf(from_bits(log_off + (i << 45)))
+    zhi = mpf(from_bits(log_off + ((i + 1) << 45)))
+    ic = 1.0 if zlo <= 1 < zhi else nearest(2 / (zlo + zhi), 20)
+    lc = -mp.log(mpf(ic))
+    h = multiple(lc, -43)
+    invc.append(ic)
+    logc_hi.append(h)
+    logc_lo.append(float(lc - h))
+table('log_invc', invc, '1/c of interval i, to 20 bits (exactly 1 where z = 1 lies)')
+table('log_c_hi', logc_hi, '-log(invc) to a multiple of 2^-43')
+table('log_c_lo', logc_lo, 'the rest of -log(invc)')
+
+# ---- sin, cos: x = n pi/2 + r, |r| <= pi/4; r = i/N + d, |d| <= 2^-8
+const('two_over_pi', float(2 / pi), '2/pi')
+rest = pi / 2
+parts = []
+for p in range(3):
+    part = nearest(rest, 40)
+    parts.append(part)
+    rest -= part
+parts.append(float(rest))
+for p, v in enumerate(parts):
+    const(f'pio2_{p + 1}', v, f'pi/2 = pio2_1 + ... + pio2_4, 40 bits each (the last 53): part {p + 1}')
+# sin(a + d) = S cos d + C sin d and cos(a + d) = C cos d - S sin d, both
+# u cos d + v sin d: at index 256 p + (i & 255), (u, v) = (S, C) for p = 0 and
+# (C, -S) for p = 1, a = i/N for i in [-N, N).
+u_hi, u_lo, v_hi, v_lo = [], [], [], []
+for p in range(2):
+    for i in range(2 * N):
+        a = mpf(i - 2 * N if i >= N else i) / N
+        u, v = (mp.sin(a), mp.cos(a)) if p == 0 else (mp.cos(a), -mp.sin(a))
+        u_hi.append(nearest(u, 26))
+        u_lo.append(float(u - u_hi[-1]))
+        v_hi.append(nearest(v, 26))
+        v_lo.append(float(v - v_hi[-1]))
+table('sincos_u_hi', u_hi, 'u = sin a (index 256 p + (i & 255), p = 0) or cos a (p = 1) of a = i/N, to 26 bits')
+table('sincos_u_lo', u_lo, 'the rest of u')
+table('sincos_v_hi', v_hi, 'v = cos a (p = 0) or -sin a (p = 1), to 26 bits')
+table('sincos_v_lo', v_lo, 'the rest of v')
+
+print('// Generated by gen_f64_tables.py (mpmath, 300 bits): do not edit.')
+print('#pragma once')
+print()
+print('#include <cstdint>')
+print()
+print('namespace nx::ops::kernels::f64 {')
+print()
+print('\n'.join(out))
+print()
+print('}  // namespace nx::ops::kernels::f64')
