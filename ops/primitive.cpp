@@ -21,6 +21,7 @@ const Rules* make_table() {
   register_reduction_derivatives(table);
   register_layout_derivatives(table);
   register_linalg_derivatives(table);
+  register_batching(table);
   return table;
 }
 }  // namespace

@@ -99,6 +99,12 @@ struct Rules {
   // undefined handle: no contribution).
   void (*transpose)(Prim, const Tensor& ct, std::span<const Tensor> operands, std::span<const TensorType> types,
                     const Params&, std::span<Tensor> cts) = nullptr;
+  // The batching rule (rune::vmap): the primitive computed for `lanes` lanes
+  // at once. A batched operand holds every lane's value along its axis 0; an
+  // unbatched one is the same for every lane. Gives the lanes' results along
+  // axis 0. Written with nx functions, so it runs under any trace.
+  Tensor (*batch)(Prim, std::span<const Tensor> operands, std::span<const bool> batched, const Params&,
+                  std::int64_t lanes) = nullptr;
 };
 const Rules& rules(Prim p);
 
@@ -123,5 +129,6 @@ void register_elementwise_derivatives(Rules* table);
 void register_reduction_derivatives(Rules* table);
 void register_layout_derivatives(Rules* table);
 void register_linalg_derivatives(Rules* table);
+void register_batching(Rules* table);
 
 }  // namespace nx::ops

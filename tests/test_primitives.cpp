@@ -32,6 +32,7 @@ TEST_CASE("every primitive has a unique name, an nx:: api and its rules") {
     CHECK(I.accepts != 0);
     CHECK(rules(Prim(i)).type != nullptr);
     CHECK(rules(Prim(i)).eager != nullptr);
+    CHECK(rules(Prim(i)).batch != nullptr);  // run on every sample by tests/test_vmap.cpp
   }
 }
 

@@ -10,3 +10,4 @@
 #include "rune/program.hpp"
 #include "rune/scan.hpp"
 #include "rune/tree.hpp"
+#include "rune/vmap.hpp"

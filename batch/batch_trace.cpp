@@ -1,0 +1,95 @@
+#include "batch/batch_trace.hpp"
+
+#include <boost/container/small_vector.hpp>
+
+#include "ops/concrete.hpp"
+#include "ops/errors.hpp"
+#include "rune/nx.hpp"
+
+namespace rune::batch {
+
+namespace {
+// A lane's value has no elements of its own to read (nx::item throws,
+// naming rune::vmap): primal() is null.
+struct BatchTracer final : nx::detail::Tracer {
+  nx::Tensor lanes;
+  std::string_view by;
+  BatchTracer(nx::Tensor l, std::string_view b) : lanes(std::move(l)), by(b) {}
+  boost::intrusive_ptr<nx::detail::TensorImpl> primal() const override { return nullptr; }
+  std::string_view traced_by() const override { return by; }
+};
+
+nx::Shape lane_shape(const nx::Shape& all) { return nx::Shape(all.begin() + 1, all.end()); }
+}  // namespace
+
+BatchTrace::BatchTrace(std::string_view entry_point, std::int64_t lanes)
+    : Trace(entry_point, false), lanes_(lanes) {}
+
+nx::Tensor BatchTrace::wrap(const nx::Tensor& all_lanes) {
+  boost::intrusive_ptr<nx::detail::TensorImpl> t(new nx::detail::TensorImpl);
+  t->dtype = all_lanes.dtype();
+  t->shape = lane_shape(all_lanes.shape());
+  t->placement = all_lanes.placement();
+  boost::intrusive_ptr<BatchTracer> tracer(new BatchTracer(all_lanes, entry_point()));
+  adopt(*tracer);
+  t->tracer = tracer;
+  return nx::Tensor(std::move(t));
+}
+
+nx::Tensor BatchTrace::lanes_of(const nx::Tensor& t, bool* batched) const {
+  *batched = owns(t);
+  return *batched ? static_cast<const BatchTracer&>(*t.impl()->tracer).lanes : t;
+}
+
+nx::Tensor BatchTrace::stacked(const nx::Tensor& t) const {
+  bool batched = false;
+  nx::Tensor v = lanes_of(t, &batched);
+  if (batched) return v;
+  nx::Shape all = v.shape();
+  all.insert(all.begin(), lanes_);
+  return nx::broadcast_to(v, all);
+}
+
+nx::Tensor BatchTrace::process(ir::Prim p, std::span<const nx::Tensor> operands, const ir::Params& params,
+                               const ir::TensorType& type) {
+  std::vector<nx::Tensor> values;
+  boost::container::small_vector<bool, 4> batched(operands.size());
+  for (std::size_t i = 0; i < operands.size(); ++i) values.push_back(lanes_of(operands[i], &batched[i]));
+  const auto& rules = nx::ops::rules(p);
+  const std::string_view api = nx::ops::info(p).api;
+  nx::Tensor out = nx::ops::call_rule("batching", api, [&] {
+    return rules.batch(p, values, std::span<const bool>(batched.data(), batched.size()), params, lanes_);
+  });
+  nx::Shape want = type.shape;
+  want.insert(want.begin(), lanes_);
+  if (out.shape() != want || out.dtype() != type.dtype)
+    nx::ops::internal_error("the batching rule of " + std::string(api),
+                            "gave " + nx::ops::describe(out) + " for lanes of " + nx::ops::to_string(type));
+  return wrap(out);
+}
+
+// Constructs run lane by lane: each lane's inputs (a row of each batched
+// one), the outputs stacked. A callback thus runs once per lane, on that
+// lane's values.
+std::vector<nx::Tensor> BatchTrace::process_construct(const ir::Equation& eq, std::span<const nx::Tensor> inputs) {
+  std::vector<std::vector<nx::Tensor>> rows;
+  for (std::int64_t i = 0; i < lanes_; ++i) {
+    std::vector<nx::Tensor> lane;
+    for (const nx::Tensor& t : inputs) {
+      bool batched = false;
+      nx::Tensor v = lanes_of(t, &batched);
+      lane.push_back(batched ? nx::get(v, i) : v);
+    }
+    rows.push_back(ir::bind_construct(eq, lane, entry_point()));
+  }
+  std::vector<nx::Tensor> out;
+  if (rows.empty()) nx::ops::fail(entry_point(), "a construct cannot be mapped over 0 lanes");
+  for (std::size_t k = 0; k < rows[0].size(); ++k) {
+    std::vector<nx::Tensor> column;
+    for (auto& row : rows) column.push_back(row[k]);
+    out.push_back(wrap(nx::stack(column)));
+  }
+  return out;
+}
+
+}  // namespace rune::batch

@@ -1,0 +1,33 @@
+// The batch trace (rune::vmap): its values are one lane's view of a value
+// computed for every lane at once. A tracer holds the whole value, lanes
+// along axis 0; its handle shows the type of one lane, so type rules and
+// user code see a lane. Primitives go through their batching rules
+// (ops/batching.cpp); constructs run lane by lane.
+#pragma once
+
+#include "ir/trace.hpp"
+
+namespace rune::batch {
+
+class BatchTrace final : public ir::Trace {
+ public:
+  BatchTrace(std::string_view entry_point, std::int64_t lanes);
+  std::int64_t lanes() const { return lanes_; }
+
+  // A value of this trace from every lane's values along axis 0.
+  nx::Tensor wrap(const nx::Tensor& all_lanes);
+  // Every lane's value along axis 0, and whether it is batched (a value this
+  // trace does not own is the same in every lane and given back as it is).
+  nx::Tensor lanes_of(const nx::Tensor& t, bool* batched) const;
+  // Every lane's value along axis 0, an unbatched value broadcast.
+  nx::Tensor stacked(const nx::Tensor& t) const;
+
+  nx::Tensor process(ir::Prim p, std::span<const nx::Tensor> operands, const ir::Params& params,
+                     const ir::TensorType& type) override;
+  std::vector<nx::Tensor> process_construct(const ir::Equation& eq, std::span<const nx::Tensor> inputs) override;
+
+ private:
+  std::int64_t lanes_;
+};
+
+}  // namespace rune::batch

@@ -1,0 +1,49 @@
+// rune::vmap: a function of one lane applied to every lane at once.
+#pragma once
+
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "rune/detail/mapping.hpp"
+#include "rune/tree.hpp"
+
+namespace rune {
+
+template <class F> class Mapped {
+ public:
+  explicit Mapped(F f) : f_(std::move(f)) {}
+
+  // Maps axis 0 of every tensor leaf of every argument (static leaves stay
+  // as they are); the results' lanes are stacked along axis 0.
+  template <class... Args> auto operator()(const Args&... args) const {
+    std::vector<std::string> paths;
+    std::vector<nx::Tensor> all;
+    int position = 0;
+    auto collect = [&](const std::string& path, const nx::Tensor& t) {
+      paths.push_back(path);
+      all.push_back(t);
+    };
+    (for_each_leaf(args, collect, std::to_string(position++)), ...);
+    detail::Mapping map("rune::vmap", detail::lane_count_of(paths, all));
+    auto lane = [&](const auto& arg) {
+      std::vector<nx::Tensor> in = map.inputs(leaves(arg));
+      return rebuild(arg, std::span<const nx::Tensor>(in));
+    };
+    // (a braced list evaluates left to right)
+    std::tuple<decltype(lane(args))...> lanes{lane(args)...};
+    auto result = std::apply(f_, lanes);
+    std::vector<nx::Tensor> out = map.finish(result_leaves("rune::vmap", result));
+    return rebuild(result, std::span<const nx::Tensor>(out));
+  }
+
+ private:
+  F f_;
+};
+
+// f mapped over axis 0 of every tensor of every argument: each lane runs f's
+// computation on its row; values f captures are the same in every lane.
+template <class F> Mapped<F> vmap(F f) { return Mapped<F>(std::move(f)); }
+
+}  // namespace rune

@@ -1,0 +1,169 @@
+// Batching rules (rune::vmap) of every family. A batched operand holds
+// every lane's value along axis 0, an unbatched one is the same in every
+// lane; each rule gives the lanes' results along axis 0. The lanes share one
+// primitive wherever its parameters can name the lane axis: an unbatched
+// operand is broadcast by NumPy's rules (or as a view) rather than copied,
+// and `matmul` of a batched by an unbatched operand is one matmul. Gathers
+// and dynamic slices whose indices differ per lane run lane by lane.
+#include <algorithm>
+
+#include "ops/derivatives.hpp"
+
+namespace nx::ops {
+namespace {
+
+std::int64_t lane_rank(const Tensor& t, bool batched) { return t.ndim() - (batched ? 1 : 0); }
+
+// A batched operand with lengths of 1 inserted after its lane axis up to
+// `rank` axes per lane, so that right-aligned broadcasting lines each lane's
+// value up with the unbatched operands.
+Tensor aligned(const Tensor& t, bool batched, std::int64_t rank) {
+  if (!batched || lane_rank(t, true) >= rank) return t;
+  Shape s = t.shape();
+  s.insert(s.begin() + 1, std::size_t(rank - lane_rank(t, true)), 1);
+  return reshape(t, s);
+}
+
+// Every lane's value along axis 0: an unbatched operand broadcast (a view).
+Tensor every_lane(const Tensor& t, bool batched, std::int64_t lanes) {
+  if (batched) return t;
+  Shape s = t.shape();
+  s.insert(s.begin(), lanes);
+  return broadcast_to(t, s);
+}
+
+std::vector<Tensor> all_lanes(std::span<const Tensor> x, std::span<const bool> batched, std::int64_t lanes) {
+  std::vector<Tensor> out;
+  for (std::size_t i = 0; i < x.size(); ++i) out.push_back(every_lane(x[i], batched[i], lanes));
+  return out;
+}
+
+// Axes of a lane counted in the batched value.
+Axes shifted(const Axes& axes) {
+  Axes out;
+  for (auto a : axes) out.push_back(a + 1);
+  return out;
+}
+
+// The primitive on each lane's operands, the results stacked.
+Tensor lane_by_lane(Prim p, std::span<const Tensor> x, std::span<const bool> batched, const Params& params,
+                    std::int64_t lanes) {
+  std::vector<Tensor> rows;
+  for (std::int64_t i = 0; i < std::max<std::int64_t>(lanes, 1); ++i) {
+    std::vector<Tensor> lane;
+    for (std::size_t k = 0; k < x.size(); ++k)
+      lane.push_back(!batched[k] ? x[k] : lanes > 0 ? get(x[k], i) : zeros(x[k].dtype(), {x[k].shape().begin() + 1, x[k].shape().end()}));
+    rows.push_back(bind(p, lane, params));
+  }
+  if (lanes > 0) return stack(rows);
+  Shape none = rows[0].shape();  // no lane: only the result's type was needed
+  none.insert(none.begin(), 0);
+  return zeros(rows[0].dtype(), none);
+}
+
+Tensor elementwise_batch(Prim p, std::span<const Tensor> x, std::span<const bool> batched, const Params& params,
+                         std::int64_t) {
+  std::int64_t rank = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) rank = std::max(rank, lane_rank(x[i], batched[i]));
+  std::vector<Tensor> operands;
+  for (std::size_t i = 0; i < x.size(); ++i) operands.push_back(aligned(x[i], batched[i], rank));
+  return bind(p, operands, params);
+}
+
+Tensor reduce_batch(Prim p, std::span<const Tensor> x, std::span<const bool>, const Params& params, std::int64_t) {
+  Params q = params;
+  if (info(p).family == Family::arg) q.axis = params.axis + 1;
+  else q.axes = shifted(params.axes);
+  return bind(p, {x[0]}, q);
+}
+
+// Matrix products and solves broadcast no batch axes of their own: the
+// unbatched operand is broadcast over the lanes (a view).
+Tensor matrices_batch(Prim p, std::span<const Tensor> x, std::span<const bool> batched, const Params& params,
+                      std::int64_t lanes) {
+  return bind(p, all_lanes(x, batched, lanes), params);
+}
+
+Tensor layout_batch(Prim p, std::span<const Tensor> x, std::span<const bool> batched, const Params& params,
+                    std::int64_t lanes) {
+  Params q = params;
+  auto prepend = [](Shape& s, std::int64_t v) { s.insert(s.begin(), v); };
+  switch (p) {
+    case Prim::reshape: prepend(q.shape, lanes); break;
+    case Prim::transpose: q.axes = shifted(params.axes), prepend(q.axes, 0); break;
+    case Prim::broadcast:
+      prepend(q.shape, lanes);
+      return bind(p, {aligned(x[0], true, std::int64_t(params.shape.size()))}, q);
+    case Prim::slice: prepend(q.starts, 0), prepend(q.stops, lanes), prepend(q.steps, 1); break;
+    case Prim::pad:
+      prepend(q.lo, 0), prepend(q.hi, 0);
+      if (!q.interior.empty()) prepend(q.interior, 0);
+      break;
+    case Prim::flip: q.axes = shifted(params.axes); break;
+    case Prim::concatenate: q.axis = params.axis + 1; return bind(p, all_lanes(x, batched, lanes), q);
+    default: break;
+  }
+  return bind(p, {x[0]}, q);
+}
+
+// take(x, indices, axis): per-lane indices into a shared operand give the
+// lanes where the indices' axes land; indices shared by the lanes index
+// axis + 1 of the batched operand.
+Tensor take_batch(Prim p, std::span<const Tensor> x, std::span<const bool> batched, const Params& params,
+                  std::int64_t lanes) {
+  if (batched[0] && batched[1]) return lane_by_lane(p, x, batched, params, lanes);
+  Params q = params;
+  if (batched[0]) {
+    q.axis = params.axis + 1;
+    return bind(p, {x[0], x[1]}, q);
+  }
+  return moveaxis(bind(p, {x[0], x[1]}, q), params.axis, 0);
+}
+
+// The index operand of the gathers and dynamic slices; with per-lane
+// indices they run lane by lane, else the lane axis is prepended.
+std::size_t index_operand(Prim p) {
+  switch (p) {
+    case Prim::dynamic_update_slice: return 2;  // (operand, update, starts)
+    default: return 1;                          // (operand, starts), (operand, indices, updates)
+  }
+}
+
+Tensor indexed_batch(Prim p, std::span<const Tensor> x, std::span<const bool> batched, const Params& params,
+                     std::int64_t lanes) {
+  const std::size_t k = index_operand(p);
+  if (batched[k]) return lane_by_lane(p, x, batched, params, lanes);
+  std::vector<Tensor> operands = all_lanes(x, batched, lanes);
+  operands[k] = x[k];
+  Params q = params;
+  if (p == Prim::scatter_add) {
+    q.axis = params.axis + 1;
+  } else {  // a start of 0 along the lanes
+    operands[k] = concatenate({zeros(x[k].dtype(), {1}), x[k]}, 0);
+    if (p == Prim::dynamic_slice) q.shape.insert(q.shape.begin(), lanes);
+  }
+  return bind(p, operands, q);
+}
+
+}  // namespace
+
+void register_batching(Rules* table) {
+  for (int i = 0; i < prim_count; ++i) {
+    const Prim p = Prim(i);
+    auto& batch = table[i].batch;
+    switch (info(p).family) {
+      case Family::unary:
+      case Family::binary:
+      case Family::select:
+      case Family::convert: batch = &elementwise_batch; break;
+      case Family::reduce:
+      case Family::arg: batch = &reduce_batch; break;
+      case Family::linalg: batch = &matrices_batch; break;
+      case Family::layout: batch = &layout_batch; break;
+    }
+  }
+  table[int(Prim::take)].batch = &take_batch;
+  for (Prim p : {Prim::scatter_add, Prim::dynamic_slice, Prim::dynamic_update_slice}) table[int(p)].batch = &indexed_batch;
+}
+
+}  // namespace nx::ops

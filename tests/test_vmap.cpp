@@ -1,0 +1,125 @@
+// rune::vmap: every primitive of the table mapped equals the loop over its
+// lanes stacked (enrolled from the table's samples), and maps compose with
+// grad, jit, scan, callbacks and each other.
+#include <rune/rune.hpp>
+
+#include "helpers.hpp"
+#include "primitive_cases.hpp"
+
+using test::f64;
+
+namespace {
+constexpr std::int64_t lanes = 3;
+
+// Lane i's value of an operand: floats scaled (positive factors keep the
+// samples in their domains), others as they are.
+Tensor lane_value(const Tensor& t, std::int64_t i) {
+  return nx::is_floating(t.dtype()) ? t * (1. + 0.25 * double(i)) : t;
+}
+
+void check_close(const Tensor& got, const Tensor& want) {
+  REQUIRE(got.shape() == want.shape());
+  REQUIRE(got.dtype() == want.dtype());
+  std::vector<double> a = nx::to_vector<double>(got), b = nx::to_vector<double>(want);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    INFO("element " << i << ": " << a[i] << " against " << b[i]);
+    CHECK((a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i])) || std::fabs(a[i] - b[i]) <= 1e-12 * std::max(1., std::fabs(b[i]))));
+  }
+}
+
+// Maps the sample over the operands in `mapped` (the others are captured,
+// the same in every lane) and compares with the loop over the lanes.
+void check_mapped(const test::Case& c, const std::vector<std::size_t>& mapped) {
+  std::vector<Tensor> rows, inputs;
+  for (std::int64_t i = 0; i < lanes; ++i) {
+    std::vector<Tensor> ops = c.operands;
+    for (std::size_t k : mapped) ops[k] = lane_value(c.operands[k], i);
+    rows.push_back(bind(c.prim, ops, c.params));
+  }
+  for (std::size_t k : mapped) {
+    std::vector<Tensor> column;
+    for (std::int64_t i = 0; i < lanes; ++i) column.push_back(lane_value(c.operands[k], i));
+    inputs.push_back(nx::stack(column));
+  }
+  auto f = [&](const std::vector<Tensor>& xs) {
+    std::vector<Tensor> ops = c.operands;
+    for (std::size_t j = 0; j < mapped.size(); ++j) ops[mapped[j]] = xs[j];
+    return bind(c.prim, ops, c.params);
+  };
+  check_close(rune::vmap(f)(inputs), nx::stack(rows));
+}
+}  // namespace
+
+TEST_CASE("every primitive mapped equals the loop over its lanes stacked") {
+  for (const test::Case& c : test::samples()) {
+    INFO(info(c.prim).name);
+    REQUIRE(rules(c.prim).batch != nullptr);
+    std::vector<std::size_t> all;
+    for (std::size_t k = 0; k < c.operands.size(); ++k) all.push_back(k);
+    check_mapped(c, all);
+    if (c.operands.size() > 1)
+      for (std::size_t k = 0; k < c.operands.size(); ++k) {
+        INFO("only operand " << k << " mapped");
+        check_mapped(c, {k});
+      }
+  }
+}
+
+TEST_CASE("vmap maps axis 0 of every leaf; captures and unmapped results are the same in every lane") {
+  Tensor x = f64({3, 2}, {1, 2, 3, 4, 5, 6});
+  Tensor w = f64({2, 2}, {1, 0, 0, 2});
+  auto rows = rune::vmap([&](const Tensor& r) { return nx::matmul(nx::reshape(r, {1, 2}), w); })(x);
+  CHECK(test::text(rows) == "float64 [3, 1, 2] [[[1, 4]], [[3, 8]], [[5, 12]]]");
+  auto sums = rune::vmap([](const std::pair<Tensor, Tensor>& p, int scale) { return nx::sum(p.first) * double(scale) + p.second; });
+  CHECK(test::text(sums(std::pair{x, f64({3}, {10, 20, 30})}, 2)) == "float64 [3] [16, 34, 52]");
+  auto constant = rune::vmap([](const Tensor&) { return nx::scalar(nx::float64, 7); });
+  CHECK(test::text(constant(x)) == "float64 [3] [7, 7, 7]");
+}
+
+TEST_CASE("vmap's errors") {
+  Tensor x = nx::zeros(nx::float64, {3, 2});
+  auto add = rune::vmap([](const Tensor& a, const Tensor& b) { return a + b; });
+  CHECK_THROWS_WITH(add(x, nx::zeros(nx::float64, {2})), "rune::vmap: 1: 2 rows along axis 0, 0: 3");
+  CHECK_THROWS_WITH(add(x, nx::scalar(nx::float64, 1)), "rune::vmap: 1: a scalar has no axis 0 to map over");
+  auto read = rune::vmap([](const Tensor& r) { return nx::scalar(nx::float64, nx::item(r, {0})); });
+  CHECK_THROWS_WITH(read(x), "nx::item: the value is traced by rune::vmap");
+  auto mismatched = rune::vmap([](const Tensor& r) { return r + nx::zeros(nx::float64, {3}); });
+  CHECK_THROWS_WITH(mismatched(x), "nx::add: shapes [2] and [3] do not broadcast");
+}
+
+TEST_CASE("vmap composes with grad, jit and itself") {
+  Tensor x = f64({3, 2}, {0.5, 1, 1.5, 2, 2.5, 3});
+  auto loss = [](const Tensor& r) { return nx::sum(nx::sin(r) * r); };
+  Tensor per_row = rune::vmap(rune::grad(loss))(x);
+  CHECK(test::values(per_row) == test::values(rune::grad(loss, x)));  // rows are independent
+  Tensor of_map = rune::grad([&](const Tensor& m) { return nx::sum(rune::vmap(loss)(m)); }, x);
+  CHECK(test::values(of_map) == test::values(per_row));
+  auto twice = [](const Tensor& e) { return nx::exp(e) * 2.; };
+  Tensor eager = twice(x);
+  CHECK(test::values(rune::jit(rune::vmap(twice))(x)) == test::values(eager));
+  CHECK(test::values(rune::vmap(rune::jit(twice))(x)) == test::values(eager));
+  CHECK(test::values(rune::vmap(rune::vmap(twice))(x)) == test::values(eager));
+  auto outer = rune::vmap([&](const Tensor& r) { return rune::vmap([&](const Tensor& e) { return e * nx::sum(r); })(r); });
+  CHECK(test::text(outer(x)) == "float64 [3, 2] [[0.75, 1.5], [5.25, 7], [13.75, 16.5]]");
+}
+
+TEST_CASE("constructs under vmap run lane by lane: scan, callbacks once per lane") {
+  Tensor xs = f64({2, 3}, {1, 2, 3, 4, 5, 6});
+  auto cumulative = [](const Tensor& row) {
+    return rune::scan([](const Tensor& c, const Tensor& x) { return std::pair{c + x, c + x}; },
+                      nx::scalar(nx::float64, 0), row)
+        .second;
+  };
+  CHECK(test::text(rune::vmap(cumulative)(xs)) == "float64 [2, 3] [[1, 3, 6], [4, 9, 15]]");
+  std::vector<double> seen;
+  auto noted = rune::vmap([&](const Tensor& r) {
+    return rune::callback(
+        [&](const Tensor& v) {
+          seen.push_back(nx::item(nx::sum(v)));
+          return v;
+        },
+        r, r);
+  });
+  CHECK(test::values(noted(xs)) == test::values(xs));
+  CHECK(seen == std::vector<double>{6, 15});
+}
