@@ -123,3 +123,40 @@ TEST_CASE("constructs under vmap run lane by lane: scan, callbacks once per lane
   CHECK(test::values(noted(xs)) == test::values(xs));
   CHECK(seen == std::vector<double>{6, 15});
 }
+
+TEST_CASE("a scan under vmap is one scan; only what is batched is batched") {
+  Tensor xs = f64({2, 3}, {1, 2, 3, 4, 5, 6});
+  // The carry starts the same in every lane and becomes batched: the step is batched once.
+  auto cumulative = [](const Tensor& row) {
+    auto step = [](const Tensor& c, const Tensor& x) { return std::pair{c + x, c * 2.}; };
+    return rune::scan(step, nx::scalar(nx::float64, 0), row);
+  };
+  auto [last, doubled] = rune::vmap(cumulative)(xs);
+  CHECK(test::text(last) == "float64 [2] [6, 15]");
+  CHECK(test::text(doubled) == "float64 [2, 3] [[0, 2, 6], [0, 8, 18]]");
+  rune::Program p = rune::program(rune::vmap(cumulative), xs);
+  const std::string text = rune::to_string(p);
+  CHECK(text.find("float64 [2] at CPU, %") != std::string::npos);  // a carry of every lane
+  CHECK(std::count(text.begin(), text.end(), '\n') < 20);             // one scan, not one per lane
+  // A counter the lanes share stays unbatched; the batched capture scales the rows.
+  auto counted = [](const Tensor& scale) {
+    auto step = [&](const Tensor& n, const Tensor& x) { return std::pair{n + 1., x * scale}; };
+    return rune::scan(step, nx::scalar(nx::float64, 0), nx::ones(nx::float64, {3}));
+  };
+  auto [counts, scaled] = rune::vmap(counted)(f64({2}, {2, 3}));
+  CHECK(test::text(counts) == "float64 [2] [3, 3]");
+  CHECK(test::text(scaled) == "float64 [2, 3] [[2, 2, 2], [3, 3, 3]]");
+}
+
+TEST_CASE("scans under vmap differentiate and compile") {
+  Tensor xs = f64({2, 3}, {0.1, 0.2, 0.3, 0.4, 0.5, 0.6});
+  auto loss = [](const Tensor& row) {
+    auto step = [](const Tensor& c, const Tensor& x) { return std::pair{nx::sin(c) + x * c, c}; };
+    return nx::sum(rune::scan(step, nx::scalar(nx::float64, 1), row).second);
+  };
+  Tensor per_row = rune::vmap(rune::grad(loss))(xs);
+  Tensor rows = nx::stack({rune::grad(loss, nx::get(xs, 0)), rune::grad(loss, nx::get(xs, 1))});
+  check_close(per_row, rows);
+  check_close(rune::grad([&](const Tensor& m) { return nx::sum(rune::vmap(loss)(m)); }, xs), rows);
+  check_close(rune::jit(rune::vmap(rune::grad(loss)))(xs), rows);
+}

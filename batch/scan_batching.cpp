@@ -1,0 +1,95 @@
+#include "batch/scan_batching.hpp"
+
+#include "ir/eval.hpp"
+#include "ir/staging.hpp"
+#include "rune/nx.hpp"
+
+namespace rune::batch {
+
+namespace {
+
+using nx::Tensor;
+
+// The scan's inputs as the batched scan takes them: every lane's values
+// (xs with their rows first, then the lanes), and which are batched.
+struct Inputs {
+  std::vector<Tensor> values;
+  std::vector<bool> batched;
+};
+
+struct BatchedStep {
+  std::shared_ptr<const ir::Program> program;
+  std::vector<Tensor> captures;
+  std::vector<bool> results_batched;  // carries, then ys
+};
+
+bool is_xs(const ir::Equation& eq, std::size_t i) {
+  return i >= std::size_t(eq.scan.carry_count) && i < std::size_t(eq.scan.carry_count + eq.scan.xs_count);
+}
+
+ir::TensorType param_type(const ir::Equation& eq, std::size_t i, const Tensor& value) {
+  ir::TensorType t = nx::ops::type_of(value);
+  if (is_xs(eq, i)) t.shape.erase(t.shape.begin());  // a row
+  return t;
+}
+
+// Traces the step for every lane at once, its parameters batched as `in`
+// says; a carry the step returns batched while it came in unbatched is
+// reported in results_batched.
+BatchedStep trace_step(BatchTrace& outer, const ir::Equation& eq, const Inputs& in) {
+  ir::StagingTrace staging(outer.entry_point());
+  BatchTrace lanes(outer.entry_point(), outer.lanes());
+  std::vector<Tensor> results;
+  BatchedStep out;
+  {
+    nx::ops::TraceScope staged(staging);
+    std::vector<Tensor> params;
+    for (std::size_t i = 0; i < in.values.size(); ++i) params.push_back(staging.add_param(param_type(eq, i, in.values[i])));
+    nx::ops::TraceScope mapped(lanes);
+    std::vector<Tensor> lane_params;
+    for (std::size_t i = 0; i < params.size(); ++i) lane_params.push_back(in.batched[i] ? lanes.wrap(params[i]) : params[i]);
+    for (const Tensor& r : ir::evaluate(*eq.programs[0], lane_params)) {
+      bool batched = false;
+      Tensor value = lanes.lanes_of(r, &batched);
+      const std::size_t k = results.size();
+      const bool carried_batched = k < std::size_t(eq.scan.carry_count) && in.batched[k];
+      results.push_back(carried_batched ? lanes.stacked(r) : value);
+      out.results_batched.push_back(batched || carried_batched);
+    }
+  }
+  out.program = staging.finish(results);
+  out.captures = staging.captures();
+  return out;
+}
+
+}  // namespace
+
+std::vector<Tensor> scan_batched(BatchTrace& trace, const ir::Equation& eq, std::span<const Tensor> inputs) {
+  Inputs in;
+  for (const Tensor& t : inputs) {
+    bool batched = false;
+    in.values.push_back(trace.lanes_of(t, &batched));
+    in.batched.push_back(batched);
+  }
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    if (is_xs(eq, i) && in.batched[i]) in.values[i] = nx::moveaxis(in.values[i], 0, 1);
+  const std::size_t carries = std::size_t(eq.scan.carry_count);
+  BatchedStep step = trace_step(trace, eq, in);
+  for (std::size_t k = 0; k < carries; ++k)  // the fixpoint: batch the carries the step batches
+    if (step.results_batched[k] && !in.batched[k]) {
+      in.values[k] = trace.stacked(in.values[k]);
+      in.batched[k] = true;
+      step = trace_step(trace, eq, in);
+      k = std::size_t(-1);  // (from the first carry again)
+    }
+  std::vector<Tensor> scan_inputs = in.values;
+  scan_inputs.insert(scan_inputs.end(), step.captures.begin(), step.captures.end());
+  ir::Equation batched_scan = eq;
+  batched_scan.programs = {step.program};
+  std::vector<Tensor> outs = ir::bind_construct(batched_scan, scan_inputs, "rune::scan");
+  for (std::size_t k = 0; k < outs.size(); ++k)
+    if (step.results_batched[k]) outs[k] = trace.wrap(k < carries ? outs[k] : nx::moveaxis(outs[k], 1, 0));
+  return outs;
+}
+
+}  // namespace rune::batch
