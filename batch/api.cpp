@@ -1,12 +1,19 @@
 // rune::vmap below its template: the lane count, and a map in progress.
+#include <atomic>
 #include <optional>
 
 #include "batch/batch_trace.hpp"
 #include "ops/errors.hpp"
-#include "rune/detail/mapping.hpp"
+#include "ops/type_checks.hpp"
 #include "rune/nx.hpp"
+#include "rune/vmap.hpp"
 
 namespace rune::detail {
+
+std::uint64_t fresh_axis() {
+  static std::atomic<std::uint64_t> next{1};
+  return next.fetch_add(1);
+}
 
 std::int64_t lane_count_of(std::span<const std::string> paths, std::span<const nx::Tensor> leaves) {
   if (leaves.empty()) nx::ops::fail("rune::vmap", "the arguments hold no tensor to map over");
@@ -23,11 +30,13 @@ std::int64_t lane_count_of(std::span<const std::string> paths, std::span<const n
 struct Mapping::State {
   batch::BatchTrace trace;
   std::optional<nx::ops::TraceScope> scope;
-  State(std::string_view entry, std::int64_t lanes) : trace(entry, lanes) { scope.emplace(trace); }
+  State(std::string_view entry, std::int64_t lanes, std::uint64_t axis) : trace(entry, lanes, axis) {
+    scope.emplace(trace);
+  }
 };
 
-Mapping::Mapping(std::string_view entry_point, std::int64_t lanes)
-    : state_(std::make_unique<State>(entry_point, lanes)) {}
+Mapping::Mapping(std::string_view entry_point, std::int64_t lanes, std::uint64_t axis)
+    : state_(std::make_unique<State>(entry_point, lanes, axis)) {}
 Mapping::~Mapping() = default;
 
 std::vector<nx::Tensor> Mapping::inputs(std::span<const nx::Tensor> leaves) {
@@ -44,3 +53,55 @@ std::vector<nx::Tensor> Mapping::finish(std::span<const nx::Tensor> outputs) {
 }
 
 }  // namespace rune::detail
+
+namespace rune {
+
+namespace {
+// x's lanes along `map`, stacked on axis 0. A value of a map inside it is
+// gathered lane by lane of that inner map; a value of `map` gives its lanes;
+// one made outside it is the same in every lane.
+nx::Tensor gathered(batch::BatchTrace& map, const nx::Tensor& x) {
+  if (map.owns(x)) {
+    bool batched = true;
+    return map.lanes_of(x, &batched);
+  }
+  const auto* tracer = x.impl()->tracer.get();
+  if (!tracer || tracer->level < map.level()) return map.stacked(x);
+  auto* inner = dynamic_cast<batch::BatchTrace*>(&nx::ops::trace_at(tracer->level));
+  if (!inner)
+    nx::ops::fail("rune::lanes", "the value is traced by " + std::string(tracer->traced_by()) +
+                                     " inside the map; gather the lanes outside it");
+  bool batched = true;
+  return inner->wrap(nx::moveaxis(gathered(map, inner->lanes_of(x, &batched)), 1, 0));
+}
+
+batch::BatchTrace& named_map(std::string_view api, Axis a) {
+  batch::BatchTrace* map = batch::innermost_map(a.id);
+  if (!map || a.id == 0) nx::ops::fail(api, "no map of this axis is running (name one with rune::vmap(f, axis))");
+  return *map;
+}
+
+nx::Tensor index_in(batch::BatchTrace* map) {
+  if (!map) return nx::scalar(nx::int32, 0);
+  return map->wrap(nx::arange(nx::int32, 0, double(map->lanes())));
+}
+}  // namespace
+
+nx::Tensor lanes(Axis a, const nx::Tensor& x) {
+  nx::ops::check_defined("rune::lanes", std::span<const nx::Tensor>(&x, 1));
+  return gathered(named_map("rune::lanes", a), x);
+}
+
+nx::Tensor lane_index() { return index_in(batch::innermost_map(0)); }
+nx::Tensor lane_index(Axis a) { return index_in(batch::innermost_map(a.id)); }
+
+std::int64_t lane_count() {
+  batch::BatchTrace* map = batch::innermost_map(0);
+  return map ? map->lanes() : 1;
+}
+std::int64_t lane_count(Axis a) {
+  batch::BatchTrace* map = batch::innermost_map(a.id);
+  return map ? map->lanes() : 1;
+}
+
+}  // namespace rune

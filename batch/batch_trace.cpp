@@ -23,8 +23,15 @@ struct BatchTracer final : nx::detail::Tracer {
 nx::Shape lane_shape(const nx::Shape& all) { return nx::Shape(all.begin() + 1, all.end()); }
 }  // namespace
 
-BatchTrace::BatchTrace(std::string_view entry_point, std::int64_t lanes)
-    : Trace(entry_point, false), lanes_(lanes) {}
+BatchTrace::BatchTrace(std::string_view entry_point, std::int64_t lanes, std::uint64_t axis)
+    : Trace(entry_point, false), lanes_(lanes), axis_(axis) {}
+
+BatchTrace* innermost_map(std::uint64_t axis) {
+  for (int level = nx::ops::trace_depth(); level > 0; --level)
+    if (auto* map = dynamic_cast<BatchTrace*>(&nx::ops::trace_at(level)))
+      if (axis == 0 || map->axis() == axis) return map;
+  return nullptr;
+}
 
 nx::Tensor BatchTrace::wrap(const nx::Tensor& all_lanes) {
   boost::intrusive_ptr<nx::detail::TensorImpl> t(new nx::detail::TensorImpl);

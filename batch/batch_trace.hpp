@@ -11,8 +11,10 @@ namespace rune::batch {
 
 class BatchTrace final : public ir::Trace {
  public:
-  BatchTrace(std::string_view entry_point, std::int64_t lanes);
+  // `axis`: the map's name (rune::Axis's id), 0 for a map without one.
+  BatchTrace(std::string_view entry_point, std::int64_t lanes, std::uint64_t axis);
   std::int64_t lanes() const { return lanes_; }
+  std::uint64_t axis() const { return axis_; }
 
   // A value of this trace from every lane's values along axis 0.
   nx::Tensor wrap(const nx::Tensor& all_lanes);
@@ -28,6 +30,11 @@ class BatchTrace final : public ir::Trace {
 
  private:
   std::int64_t lanes_;
+  std::uint64_t axis_;
 };
+
+// The innermost map of this thread's traces named `axis` (any map for 0),
+// or null outside such a map.
+BatchTrace* innermost_map(std::uint64_t axis);
 
 }  // namespace rune::batch

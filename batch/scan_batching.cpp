@@ -38,7 +38,7 @@ ir::TensorType param_type(const ir::Equation& eq, std::size_t i, const Tensor& v
 // reported in results_batched.
 BatchedStep trace_step(BatchTrace& outer, const ir::Equation& eq, const Inputs& in) {
   ir::StagingTrace staging(outer.entry_point());
-  BatchTrace lanes(outer.entry_point(), outer.lanes());
+  BatchTrace lanes(outer.entry_point(), outer.lanes(), outer.axis());
   std::vector<Tensor> results;
   BatchedStep out;
   {

@@ -160,3 +160,34 @@ TEST_CASE("scans under vmap differentiate and compile") {
   check_close(rune::grad([&](const Tensor& m) { return nx::sum(rune::vmap(loss)(m)); }, xs), rows);
   check_close(rune::jit(rune::vmap(rune::grad(loss)))(xs), rows);
 }
+
+TEST_CASE("named maps: lanes, lane_index and lane_count") {
+  Tensor x = f64({3, 2}, {1, 2, 3, 4, 5, 6});
+  rune::Axis rows = rune::axis(), cols = rune::axis();
+  CHECK(rune::lane_count() == 1);
+  CHECK(test::text(rune::lane_index()) == "int32 [] 0");
+  auto centered = rune::vmap([&](const Tensor& r) { return r - nx::mean(rune::lanes(rows, r), {0}); }, rows);
+  CHECK(test::text(centered(x)) == "float64 [3, 2] [[-2, -2], [0, 0], [2, 2]]");
+  CHECK(test::text(rune::jit(centered)(x)) == "float64 [3, 2] [[-2, -2], [0, 0], [2, 2]]");
+  auto indexed = rune::vmap([&](const Tensor& r) {
+    CHECK(rune::lane_count() == 3);
+    return r * 0. + nx::cast(rune::lane_index(), nx::float64);
+  });
+  CHECK(test::text(indexed(x)) == "float64 [3, 2] [[0, 0], [1, 1], [2, 2]]");
+  // Inside a map over the elements of a row, gather along the rows and the columns.
+  auto nested = rune::vmap(
+      [&](const Tensor& r) {
+        return rune::vmap(
+            [&](const Tensor& e) {
+              CHECK(rune::lane_count(rows) == 3);
+              CHECK(rune::lane_count(cols) == 2);
+              return nx::sum(rune::lanes(rows, e)) * 10. + nx::sum(rune::lanes(cols, e)) +
+                     nx::cast(rune::lane_index(rows), nx::float64) * 1000.;
+            },
+            cols)(r);
+      },
+      rows);
+  CHECK(test::text(nested(x)) == "float64 [3, 2] [[93, 123], [1097, 1127], [2101, 2131]]");
+  CHECK_THROWS_WITH(rune::lanes(rows, x),
+                    "rune::lanes: no map of this axis is running (name one with rune::vmap(f, axis))");
+}

@@ -11,9 +11,29 @@
 
 namespace rune {
 
+// The name of a map, so that code inside nested maps can address one of
+// them (rune::lanes, lane_index, lane_count). rune::axis() makes a fresh one.
+struct Axis {
+  std::uint64_t id = 0;
+  bool operator==(const Axis&) const = default;
+};
+inline Axis axis() { return Axis{detail::fresh_axis()}; }
+
+// Every lane's value of x along the map named `a`, stacked on a new axis 0:
+// the same value in every lane. Throws outside such a map.
+nx::Tensor lanes(Axis a, const nx::Tensor& x);
+// The index of the lane running (an int32 scalar) in the innermost map, or
+// in the map named `a`; 0 outside maps.
+nx::Tensor lane_index();
+nx::Tensor lane_index(Axis a);
+// The number of lanes of the innermost map, or of the map named `a`; 1
+// outside maps.
+std::int64_t lane_count();
+std::int64_t lane_count(Axis a);
+
 template <class F> class Mapped {
  public:
-  explicit Mapped(F f) : f_(std::move(f)) {}
+  explicit Mapped(F f, Axis a = {}) : f_(std::move(f)), axis_(a) {}
 
   // Maps axis 0 of every tensor leaf of every argument (static leaves stay
   // as they are); the results' lanes are stacked along axis 0.
@@ -26,7 +46,7 @@ template <class F> class Mapped {
       all.push_back(t);
     };
     (for_each_leaf(args, collect, std::to_string(position++)), ...);
-    detail::Mapping map("rune::vmap", detail::lane_count_of(paths, all));
+    detail::Mapping map("rune::vmap", detail::lane_count_of(paths, all), axis_.id);
     auto lane = [&](const auto& arg) {
       std::vector<nx::Tensor> in = map.inputs(leaves(arg));
       return rebuild(arg, std::span<const nx::Tensor>(in));
@@ -40,10 +60,13 @@ template <class F> class Mapped {
 
  private:
   F f_;
+  Axis axis_;
 };
 
 // f mapped over axis 0 of every tensor of every argument: each lane runs f's
 // computation on its row; values f captures are the same in every lane.
 template <class F> Mapped<F> vmap(F f) { return Mapped<F>(std::move(f)); }
+// A map named `a`.
+template <class F> Mapped<F> vmap(F f, Axis a) { return Mapped<F>(std::move(f), a); }
 
 }  // namespace rune

@@ -21,7 +21,8 @@ std::int64_t lane_count_of(std::span<const std::string> paths, std::span<const n
 // view of values computed for every lane at once.
 class Mapping {
  public:
-  Mapping(std::string_view entry_point, std::int64_t lanes);
+  // `axis`: the map's name (rune::Axis's id), 0 for none.
+  Mapping(std::string_view entry_point, std::int64_t lanes, std::uint64_t axis);
   ~Mapping();
   Mapping(const Mapping&) = delete;
   Mapping& operator=(const Mapping&) = delete;
@@ -36,5 +37,8 @@ class Mapping {
   struct State;
   std::unique_ptr<State> state_;
 };
+
+// A fresh name for a map.
+std::uint64_t fresh_axis();
 
 }  // namespace rune::detail
