@@ -92,7 +92,15 @@ std::vector<nx::Tensor> BatchTrace::process_construct(const ir::Equation& eq, st
     rows.push_back(ir::bind_construct(eq, lane, entry_point()));
   }
   std::vector<nx::Tensor> out;
-  if (rows.empty()) nx::ops::fail(entry_point(), "a construct cannot be mapped over 0 lanes");
+  if (rows.empty()) {  // no lane runs it: empty outputs of its types
+    std::vector<ir::TensorType> lane_types;
+    for (const nx::Tensor& t : inputs) lane_types.push_back(nx::ops::type_of(t));
+    for (ir::TensorType type : ir::construct_output_types(eq, lane_types)) {
+      type.shape.insert(type.shape.begin(), 0);
+      out.push_back(wrap(nx::zeros(type.dtype, type.shape)));
+    }
+    return out;
+  }
   for (std::size_t k = 0; k < rows[0].size(); ++k) {
     std::vector<nx::Tensor> column;
     for (auto& row : rows) column.push_back(row[k]);
