@@ -166,6 +166,13 @@ TEST_CASE("a step that captures a value after making others prints and parses ba
   CHECK(values(rune::run(p, {v4(), nx::scalar(nx::float64, 3.)})[0]) == std::vector<double>{6, 18, 36, 60});
 }
 
+TEST_CASE("a pad filled with NaN prints and parses back to an equal program") {
+  auto f = [](const Tensor& x) { return nx::pad(x, {{1, 1}}, std::nan("")); };
+  rune::Program p = rune::program(f, v4());
+  CHECK(p == p);
+  CHECK(rune::parse_program(rune::to_string(p)) == p);
+}
+
 TEST_CASE("scan's errors") {
   auto step = [](const Tensor& c, const Tensor& row) { return std::pair{c + row, c}; };
   Tensor zero = nx::scalar(nx::float64, 0);
