@@ -30,6 +30,9 @@ TEST_CASE("all and any give bools over any dtype") {
   CHECK(text(nx::all(b, {1})) == "bool [2] [false, true]");
   CHECK(text(nx::any(b, {0})) == "bool [2] [true, true]");
   CHECK(text(nx::any(f64({3}, {0, 0, 0.5}))) == "bool [] true");
+  // a scalar has no axis to reduce: its element tested alone
+  CHECK(text(nx::all(nx::scalar(nx::float64, -1.5))) == "bool [] true");
+  CHECK(text(nx::any(nx::scalar(nx::int32, 0))) == "bool [] false");
 }
 
 TEST_CASE("empty reductions give the identity, or an error where there is none") {
