@@ -61,6 +61,9 @@ TEST_CASE("dot follows NumPy") {
   CHECK(d.shape() == nx::Shape{2, 3, 2, 2});
   // d[i, j, k, m] = sum_l a[i, j, l] b[k, l, m]
   CHECK(nx::item(d, {1, 2, 1, 0}) == 10 * 4 + 11 * 6);
+  // empty axes: nothing to sum gives zeros, no rows gives no rows
+  CHECK(text(nx::dot(nx::zeros(nx::float64, {1, 2, 0}), nx::zeros(nx::float64, {0}))) == "float64 [1, 2] [[0, 0]]");
+  CHECK(nx::dot(nx::zeros(nx::float64, {0, 2, 3}), nx::zeros(nx::float64, {3, 2})).shape() == nx::Shape{0, 2, 2});
 }
 
 TEST_CASE("solve, inv and cholesky") {
