@@ -75,6 +75,9 @@ TEST_CASE("logsumexp is stable for large and infinite entries") {
   Tensor m = f64({2, 2}, {0, 0, 1, 1});
   CHECK(values(nx::logsumexp(m, {1})) == std::vector<double>{std::log(2.), 1 + std::log(2.)});
   CHECK(nx::logsumexp(m, {1}, true).shape() == nx::Shape{2, 1});
+  // complex entries shift by the maximum of their real parts
+  Tensor z = nx::create(nx::complex128, {2}, std::vector<std::complex<double>>{{1000, 0}, {1001, 0}});
+  CHECK(nx::item(nx::cast(nx::logsumexp(z), nx::float64)) == Approx(1001 + std::log1p(std::exp(-1.))));
 }
 
 TEST_CASE("sums are the same bits whatever the length split and thread count") {
