@@ -1,5 +1,6 @@
 #include "builder.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include "generators.hpp"
@@ -67,6 +68,17 @@ int Builder::pick(const std::function<bool(const Type&)>& fits) {
     if (fits(type(v))) found.push_back(v);
   if (found.empty()) return -1;
   return rng.chance(0.5) ? found.back() : rng.pick(found);
+}
+
+std::vector<int> Builder::unread() const {
+  std::vector<bool> read(std::size_t(values()), false);
+  for (const Op& op : block_.ops)
+    for (int v : op.in) read[std::size_t(v)] = true;
+  std::vector<int> out;
+  for (int v = block_.params; v < values(); ++v)
+    if (!read[std::size_t(v)]) out.push_back(v);
+  if (out.empty()) out.push_back(values() - 1);
+  return out;
 }
 
 int Builder::constant(const nx::Tensor& t) {
@@ -183,9 +195,16 @@ nx::DType Builder::random_dtype() {
   return rng.pick(dtypes);
 }
 
+std::int64_t Builder::random_dim() {
+  const double r = rng.real(0, 1);
+  return r < 0.08 ? 0 : r < 0.3 ? 1 : r < 0.95 ? rng.uniform(2, 4) : rng.uniform(5, 40);
+}
+
+// At most a few thousand elements, so that a case stays cheap.
 nx::Shape Builder::random_shape(int max_rank) {
   nx::Shape shape(std::size_t(rng.uniform(0, max_rank)));
   for (auto& d : shape) d = random_dim();
+  while (nx::numel(shape) > 4096) *std::max_element(shape.begin(), shape.end()) /= 2;
   return shape;
 }
 

@@ -34,6 +34,9 @@ class Builder {
   // A value whose type satisfies `fits`, recent ones preferred; -1 if none.
   int pick(const std::function<bool(const Type&)>& fits);
   int pick_any() { return pick([](const Type&) { return true; }); }
+  // The values made by operations that no operation reads; the last value
+  // when every one is read (or none was made).
+  std::vector<int> unread() const;
 
   // Emitting helpers: each gives the value it made. (Types are taken by
   // value: a caller's may refer to the block's, which emitting moves.)
@@ -47,7 +50,8 @@ class Builder {
 
   nx::DType random_dtype();
   nx::Shape random_shape(int max_rank = 4);
-  std::int64_t random_dim() { return rng.chance(0.08) ? 0 : rng.chance(0.25) ? 1 : rng.uniform(2, 4); }
+  // Lengths: mostly 1 to 4, sometimes 0, sometimes longer than a SIMD batch.
+  std::int64_t random_dim();
 
  private:
   int first_elements(int v, nx::Shape shape);  // v's first elements in that shape

@@ -1,6 +1,9 @@
 #include "executors.hpp"
 
 #include <rune/jit.hpp>
+#include <rune/nx.hpp>
+
+#include "ops/concrete.hpp"
 
 namespace gen {
 
@@ -21,10 +24,36 @@ std::vector<Tensor> run_jit(const Function& f, const rune::Program&, const std::
   return rune::jit(f)(args);
 }
 
+// The same elements in another layout: every other element of a buffer
+// holding each one twice (a view with doubled strides, off its start).
+Tensor strided(const Tensor& x) {
+  const Tensor column = nx::expand_dims(x, {-1});
+  const Tensor twice = nx::concatenate({column, column}, -1);
+  nx::ops::Strides strides = nx::ops::contiguous_strides(x.shape());
+  for (auto& s : strides) s *= 2;
+  return nx::ops::make_view(twice, x.shape(), strides, 1);
+}
+
+std::vector<Tensor> strided(const std::vector<Tensor>& args) {
+  std::vector<Tensor> out;
+  for (const Tensor& x : args) out.push_back(strided(x));
+  return out;
+}
+
+std::vector<Tensor> run_strided(const Function&, const rune::Program& traced, const std::vector<Tensor>& args) {
+  return rune::run(traced, strided(args));
+}
+
+std::vector<Tensor> run_jit_strided(const Function& f, const rune::Program&, const std::vector<Tensor>& args) {
+  return rune::jit(f)(strided(args));
+}
+
 const Executor list[] = {
     {"rune::run", run_program},
     {"rune::run of the parsed text", run_text},
     {"rune::jit", run_jit},
+    {"rune::run on strided views of the arguments", run_strided},
+    {"rune::jit on strided views of the arguments", run_jit_strided},
 };
 
 }  // namespace

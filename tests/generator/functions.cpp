@@ -66,7 +66,7 @@ std::vector<UnaryFunction> make_unary() {
 std::vector<BinaryFunction> make_binary() {
   std::vector<BinaryFunction> out;
   auto domains = [](std::string_view n) -> std::pair<Domain, Domain> {
-    if (n == "div" || n == "mod") return {Domain::any, Domain::positive};
+    if (n == "div" || n == "mod" || n == "atan2") return {Domain::any, Domain::positive};  // (atan2: not at 0, 0)
     if (n == "pow") return {Domain::positive, Domain::bounded};
     return {Domain::any, Domain::any};
   };

@@ -6,10 +6,10 @@ namespace gen {
 
 namespace {
 
-// The last value, sometimes another; gradient cases return float64 only.
+// Every value that no operation reads, so that everything computed is
+// compared; gradient cases return float64 only.
 void choose_results(Builder& b, Block& block) {
-  block.results = {b.values() - 1};
-  if (b.rng.chance(0.4)) block.results.push_back(b.pick_any());
+  block.results = b.unread();
   if (b.gradient())
     for (int& r : block.results) r = b.cast(r, nx::float64);
 }

@@ -38,7 +38,9 @@ int carry_out(Builder& step, Type want) {
   return v >= 0 && step.rng.chance(0.8) ? v : step.fit(step.pick_any(), want);
 }
 
-Block make_step(Builder& b, const Op& op, std::int64_t ys) {
+// The step's results: its carries, then as ys the values it made that
+// nothing reads (at least one when there is no carry).
+Block make_step(Builder& b, const Op& op) {
   Block step;
   for (std::size_t i = 0; i < op.in.size(); ++i) {
     Type t = b.type(op.in[i]);
@@ -48,8 +50,10 @@ Block make_step(Builder& b, const Op& op, std::int64_t ys) {
   step.params = int(step.types.size());
   Builder inner(b.rng, b.c, step, b.depth + 1);
   inner.grow(int(b.rng.uniform(1, 4)));
+  std::vector<int> ys = inner.unread();
   for (int i = 0; i < op.carries; ++i) step.results.push_back(carry_out(inner, step.types[std::size_t(i)]));
-  for (std::int64_t i = 0; i < ys; ++i) step.results.push_back(inner.pick_any());
+  if (op.carries > 0 && b.rng.chance(0.3)) ys.clear();
+  step.results.insert(step.results.end(), ys.begin(), ys.end());
   return step;
 }
 
@@ -67,8 +71,7 @@ bool scan(Builder& b) {
   if (b.rng.chance(0.3)) op.in.push_back(scanned(b, rows));
   op.xs = int(op.in.size()) - op.carries;
   for (std::int64_t i = b.rng.uniform(0, 2); i > 0; --i) op.in.push_back(b.pick_any());  // captures
-  const std::int64_t ys = b.rng.uniform(op.carries == 0 ? 1 : 0, 2);
-  op.step = std::make_shared<const Block>(make_step(b, op, ys));
+  op.step = std::make_shared<const Block>(make_step(b, op));
   if (empty) b.c.error = empty_xs_error;
 
   std::vector<Type> outs;
