@@ -174,7 +174,7 @@ int Builder::call_binary(std::string_view name, int a, int b) {
 
 // tanh maps onto (-1, 1), then an affine map onto the domain.
 int Builder::guard(int v, Domain domain) {
-  if (!gradient() || domain == Domain::any || !nx::is_floating(type(v).dtype)) return v;
+  if (!gradient() || domain == Domain::any || !nx::is_inexact(type(v).dtype)) return v;
   const int t = call_unary("tanh", v);
   switch (domain) {
     case Domain::positive: return call_scalar("add", t, 1.5);
@@ -185,8 +185,8 @@ int Builder::guard(int v, Domain domain) {
 
 nx::DType Builder::random_dtype() {
   using namespace nx;
-  if (gradient()) {  // float64 mostly; integers and bool cut derivatives
-    static const std::vector<DType> dtypes = {float64, float64, float64, float64, int32, int64, bool_};
+  if (gradient()) {  // float64 mostly; integers and bool cut derivatives; complex passes them on
+    static const std::vector<DType> dtypes = {float64, float64, float64, float64, int32, int64, bool_, complex128};
     return rng.pick(dtypes);
   }
   static const std::vector<DType> dtypes = {float64, float64, float64, float32, float32, float32, int32, int32,

@@ -28,7 +28,10 @@ Case generate(std::uint64_t seed) {
     c.function.types.push_back(t);
     c.args.push_back(random_tensor(rng, t, c.gradient));
   }
-  b.grow(int(rng.uniform(1, 8)));
+  // Gradient cases take float64 arguments: some go complex at once, so that
+  // complex derivatives are exercised as often as real ones.
+  if (c.gradient && rng.chance(0.25)) b.cast(b.pick_any(), nx::complex128);
+  b.grow(int(rng.uniform(1, 10)));
   choose_results(b, c.function);
   return c;
 }

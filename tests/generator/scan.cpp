@@ -49,7 +49,7 @@ Block make_step(Builder& b, const Op& op) {
   }
   step.params = int(step.types.size());
   Builder inner(b.rng, b.c, step, b.depth + 1);
-  inner.grow(int(b.rng.uniform(1, 4)));
+  inner.grow(int(b.rng.uniform(1, 5)));
   std::vector<int> ys = inner.unread();
   for (int i = 0; i < op.carries; ++i) step.results.push_back(carry_out(inner, step.types[std::size_t(i)]));
   if (op.carries > 0 && b.rng.chance(0.3)) ys.clear();
