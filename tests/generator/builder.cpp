@@ -11,7 +11,8 @@ namespace {
 
 std::vector<Generator> all_generators() {
   std::vector<Generator> all;
-  for (auto family : {elementwise_generators(), shape_generators(), linalg_generators(), scan_generators()})
+  for (auto family : {elementwise_generators(), shape_generators(), indexing_generators(), linalg_generators(),
+                      scan_generators()})
     all.insert(all.end(), family.begin(), family.end());
   return all;
 }
@@ -82,17 +83,14 @@ std::vector<int> Builder::unread() const {
 }
 
 int Builder::constant(const nx::Tensor& t) {
-  Op op;
-  op.kind = Kind::constant;
+  Op op = make_op(Kind::constant, {});
   op.constant = t;
   return emit(std::move(op), Type{t.dtype(), t.shape()});
 }
 
 int Builder::cast(int v, nx::DType dtype) {
   if (type(v).dtype == dtype) return v;
-  Op op;
-  op.kind = Kind::cast;
-  op.in = {v};
+  Op op = make_op(Kind::cast, {v});
   op.dtype = dtype;
   return emit(std::move(op), Type{dtype, type(v).shape});
 }
@@ -108,64 +106,47 @@ int Builder::fit(int v, Type target) {
 int Builder::first_elements(int v, nx::Shape shape) {
   const std::int64_t n = nx::numel(shape);
   const nx::DType dtype = type(v).dtype;
-  Op flat;
-  flat.kind = Kind::flatten;
-  flat.in = {v};
-  int x = emit(std::move(flat), Type{dtype, {nx::numel(type(v).shape)}});
+  int x = emit(make_op(Kind::flatten, {v}), Type{dtype, {nx::numel(type(v).shape)}});
   if (type(x).shape[0] > n) {
-    Op head;
-    head.kind = Kind::slice;
-    head.in = {x};
+    Op head = make_op(Kind::slice, {x});
     head.starts = {0};
     head.stops = {n};
     x = emit(std::move(head), Type{dtype, {n}});
   }
-  Op re;
-  re.kind = Kind::reshape;
-  re.in = {x};
+  Op re = make_op(Kind::reshape, {x});
   re.shape = shape;
   return emit(std::move(re), Type{dtype, shape});
 }
 
 int Builder::spread_sum(int v, Type target) {
   const nx::DType total_dtype = target.dtype == nx::bool_ ? nx::int32 : target.dtype;
-  Op sum;
-  sum.kind = Kind::reduce;
+  Op sum = make_op(Kind::reduce, {cast(v, total_dtype)});
   sum.fn = reduce_index("sum");  // over every axis
-  sum.in = {cast(v, total_dtype)};
-  int total = emit(std::move(sum), Type{total_dtype, {}});
+  const int total = emit(std::move(sum), Type{total_dtype, {}});
   if (target.shape.empty()) return total;
-  Op spread;
-  spread.kind = Kind::broadcast;
-  spread.in = {total};
+  Op spread = make_op(Kind::broadcast, {total});
   spread.shape = target.shape;
   return emit(std::move(spread), Type{total_dtype, target.shape});
 }
 
 int Builder::call_unary(std::string_view name, int v) {
-  Op op;
-  op.kind = Kind::unary;
+  Op op = make_op(Kind::unary, {v});
   op.fn = unary_index(name);
-  op.in = {v};
   const UnaryFunction& f = unary_functions()[std::size_t(op.fn)];
   return emit(std::move(op), Type{result_dtype(f.result, type(v).dtype), type(v).shape});
 }
 
 int Builder::call_scalar(std::string_view name, int v, double value) {
-  Op op;
-  op.kind = Kind::binary_scalar;
+  Op op = make_op(Kind::binary_scalar, {v});
   op.fn = binary_index(name);
-  op.in = {v};
   op.value = value;
   const BinaryFunction& f = binary_functions()[std::size_t(op.fn)];
   return emit(std::move(op), Type{result_dtype(f.result, type(v).dtype), type(v).shape});
 }
 
 int Builder::call_binary(std::string_view name, int a, int b) {
-  Op op;
-  op.kind = Kind::binary;
+  Op op = make_op(Kind::binary, {a, b});
   op.fn = binary_index(name);
-  op.in = {a, b};
   const BinaryFunction& f = binary_functions()[std::size_t(op.fn)];
   nx::Shape shape;
   broadcast(type(a).shape, type(b).shape, &shape);

@@ -1,7 +1,7 @@
 // Builds one block of a case: keeps the type of every value (the
 // generator's own model of the nx type rules), picks operands, and emits
 // operations. The generators of each family (elementwise.cpp, shape.cpp,
-// linalg.cpp, scan.cpp) add one operation at a time through it.
+// indexing.cpp, linalg.cpp, scan.cpp) add one operation at a time through it.
 #pragma once
 
 #include <functional>
@@ -59,6 +59,14 @@ class Builder {
   Block& block_;
 };
 
+inline Op make_op(Kind kind, std::vector<int> in) {
+  Op op;
+  op.kind = kind;
+  op.in = std::move(in);
+  return op;
+}
+inline std::int64_t rank_of(const Builder& b, int v) { return std::int64_t(b.type(v).shape.size()); }
+
 // Index of an nx function in its table (functions.hpp).
 int unary_index(std::string_view name);
 int binary_index(std::string_view name);
@@ -66,8 +74,6 @@ int reduce_index(std::string_view name);
 
 // Shapes as NumPy broadcasts them; false when they do not.
 bool broadcast(const nx::Shape& a, const nx::Shape& b, nx::Shape* out = nullptr);
-// An axis in [-rank, rank) made non-negative.
-inline std::int64_t normalized(std::int64_t axis, std::int64_t rank) { return axis < 0 ? axis + rank : axis; }
 // The axis as the generator writes it: sometimes counted from the end.
 inline std::int64_t written(Rng& rng, std::int64_t axis, std::int64_t rank) {
   return rng.chance(0.3) ? axis - rank : axis;

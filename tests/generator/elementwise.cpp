@@ -1,4 +1,7 @@
 // Generators of elementwise operations, reductions and detach.
+#include <algorithm>
+#include <optional>
+
 #include "generators.hpp"
 #include "values.hpp"
 
@@ -47,16 +50,16 @@ bool binary(Builder& b) {
 }
 
 bool binary_scalar(Builder& b) {
-  Op op;
-  op.kind = Kind::binary_scalar;
-  op.fn = int(any_entry(b.rng, binary_functions()));
-  const BinaryFunction& f = binary_functions()[std::size_t(op.fn)];
+  const auto fn = int(any_entry(b.rng, binary_functions()));
+  const BinaryFunction& f = binary_functions()[std::size_t(fn)];
   const int a = b.pick([&](const Type& t) { return accepts(f.accepts, t.dtype); });
   if (a < 0) return false;
-  op.flag = b.rng.chance(0.5);  // the double first
-  op.in = {b.guard(a, op.flag ? f.second : f.first)};
-  op.value = scalar_in(b, op.flag ? f.first : f.second);
-  const Type& x = b.type(op.in[0]);
+  const bool first = b.rng.chance(0.5);  // the double first
+  Op op = make_op(Kind::binary_scalar, {b.guard(a, first ? f.second : f.first)});
+  op.fn = fn;
+  op.flag = first;
+  op.value = scalar_in(b, first ? f.first : f.second);
+  const Type x = b.type(op.in[0]);
   b.emit(std::move(op), Type{result_dtype(f.result, x.dtype), x.shape});
   return true;
 }
@@ -78,14 +81,12 @@ bool where(Builder& b) {
   const int a = b.pick([&](const Type& t) { return broadcast(t.shape, b.type(c).shape); });
   nx::Shape shape;
   broadcast(b.type(c).shape, b.type(a).shape, &shape);
-  Op op;
-  op.in = {c, a};
+  Op op = make_op(Kind::where, {c, a});
   if (b.rng.chance(0.3)) {
     op.kind = Kind::where_scalar;
     op.flag = b.rng.chance(0.5);  // the double is the first choice
     op.value = scalar_in(b, Domain::any);
   } else {
-    op.kind = Kind::where;
     const int other = partner(b, shape, b.type(a).dtype);
     broadcast(shape, b.type(other).shape, &shape);
     op.in.push_back(other);
@@ -96,9 +97,7 @@ bool where(Builder& b) {
 }
 
 bool cast(Builder& b) {
-  Op op;
-  op.kind = Kind::cast;
-  op.in = {b.pick_any()};
+  Op op = make_op(Kind::cast, {b.pick_any()});
   op.dtype = b.random_dtype();  // the same dtype too: a conversion that changes nothing
   const Type out{op.dtype, b.type(op.in[0]).shape};
   b.emit(std::move(op), out);
@@ -106,74 +105,70 @@ bool cast(Builder& b) {
 }
 
 bool clamp(Builder& b) {
-  Op op;
-  op.kind = Kind::clamp;
   const int x = b.pick([](const Type& t) { return !nx::is_complex(t.dtype); });
   if (x < 0) return false;
-  op.in = {x};
+  Op op = make_op(Kind::clamp, {x});
   op.value = scalar_in(b, Domain::any);
   op.upper = scalar_in(b, Domain::any);
   b.emit(std::move(op), b.type(x));
   return true;
 }
 
-// The axes a reduction takes: empty (every axis) or some, each perhaps
-// counted from the end; false when the function cannot reduce x.
-bool reduction_axes(Builder& b, const nx::Shape& shape, bool needs_elements, nx::Axes* axes, nx::Shape* out,
-                    bool keepdims) {
+// Some axes, perhaps counted from the end; none means every axis, which a
+// function that needs elements takes only when no axis is empty.
+std::optional<nx::Axes> reduction_axes(Builder& b, const nx::Shape& shape, bool needs_elements) {
   const auto rank = std::int64_t(shape.size());
-  std::vector<bool> reduced(shape.size(), false);
-  bool all_allowed = true;
-  for (std::int64_t d = 0; d < rank; ++d) all_allowed = all_allowed && !(needs_elements && shape[d] == 0);
-  if (all_allowed && b.rng.chance(0.25)) {
-    reduced.assign(shape.size(), true);
-  } else {
-    for (std::int64_t d = 0; d < rank; ++d)
-      if (!(needs_elements && shape[d] == 0) && b.rng.chance(0.5)) {
-        reduced[std::size_t(d)] = true;
-        axes->push_back(written(b.rng, d, rank));
-      }
-    if (axes->empty() && !all_allowed) return false;
-    if (axes->empty()) reduced.assign(shape.size(), true);
+  nx::Axes axes;
+  bool every_axis_allowed = true;
+  for (std::int64_t d = 0; d < rank; ++d) {
+    const bool allowed = !(needs_elements && shape[std::size_t(d)] == 0);
+    every_axis_allowed = every_axis_allowed && allowed;
+    if (allowed && b.rng.chance(0.4)) axes.push_back(written(b.rng, d, rank));
   }
-  for (std::size_t d = 0; d < shape.size(); ++d)
-    if (!reduced[d]) out->push_back(shape[d]);
-    else if (keepdims) out->push_back(1);
-  return true;
+  if (axes.empty() && !every_axis_allowed) return std::nullopt;
+  return axes;
+}
+
+nx::Shape reduced_shape(const nx::Shape& shape, const nx::Axes& axes, bool keepdims) {
+  const auto rank = std::int64_t(shape.size());
+  nx::Shape out;
+  for (std::int64_t d = 0; d < rank; ++d) {
+    const bool reduced = axes.empty() || std::count(axes.begin(), axes.end(), d) ||
+                         std::count(axes.begin(), axes.end(), d - rank);
+    if (!reduced) out.push_back(shape[std::size_t(d)]);
+    else if (keepdims) out.push_back(1);
+  }
+  return out;
 }
 
 bool reduce(Builder& b) {
-  Op op;
-  op.kind = Kind::reduce;
-  op.fn = int(any_entry(b.rng, reduce_functions()));
-  const ReduceFunction& f = reduce_functions()[std::size_t(op.fn)];
+  const auto fn = int(any_entry(b.rng, reduce_functions()));
+  const ReduceFunction& f = reduce_functions()[std::size_t(fn)];
   const int x = b.pick([&](const Type& t) { return accepts(f.accepts, t.dtype); });
   if (x < 0) return false;
-  op.in = {x};
+  const std::optional<nx::Axes> axes = reduction_axes(b, b.type(x).shape, f.needs_elements);
+  if (!axes) return false;
+  Op op = make_op(Kind::reduce, {x});
+  op.fn = fn;
+  op.axes = *axes;
   op.flag = b.rng.chance(0.3);
-  Type out{result_dtype(f.result, b.type(x).dtype), {}};
-  if (!reduction_axes(b, b.type(x).shape, f.needs_elements, &op.axes, &out.shape, op.flag)) return false;
+  const Type out{result_dtype(f.result, b.type(x).dtype), reduced_shape(b.type(x).shape, *axes, op.flag)};
   b.emit(std::move(op), out);
   return true;
 }
 
 bool arg(Builder& b) {
-  Op op;
-  op.kind = Kind::arg;
-  op.fn = int(any_entry(b.rng, arg_functions()));
-  const ArgFunction& f = arg_functions()[std::size_t(op.fn)];
-  auto nonempty_axis = [](const Type& t) {
-    for (auto d : t.shape)
-      if (d > 0) return true;
-    return false;
-  };
+  const auto fn = int(any_entry(b.rng, arg_functions()));
+  const ArgFunction& f = arg_functions()[std::size_t(fn)];
+  auto nonempty_axis = [](const Type& t) { return std::count(t.shape.begin(), t.shape.end(), 0) < std::ptrdiff_t(t.shape.size()); };
   const int x = b.pick([&](const Type& t) { return accepts(f.accepts, t.dtype) && nonempty_axis(t); });
   if (x < 0) return false;
   nx::Shape shape = b.type(x).shape;
   std::int64_t axis;
   do axis = b.rng.uniform(0, std::int64_t(shape.size()) - 1);
   while (shape[std::size_t(axis)] == 0);
-  op.in = {x};
+  Op op = make_op(Kind::arg, {x});
+  op.fn = fn;
   op.axis = written(b.rng, axis, std::int64_t(shape.size()));
   shape.erase(shape.begin() + axis);
   b.emit(std::move(op), Type{nx::int32, shape});
@@ -183,11 +178,8 @@ bool arg(Builder& b) {
 // Not in gradient cases: differences see through detach, derivatives do not.
 bool detach(Builder& b) {
   if (b.gradient()) return false;
-  Op op;
-  op.kind = Kind::detach;
-  op.in = {b.pick_any()};
-  const Type t = b.type(op.in[0]);
-  b.emit(std::move(op), t);
+  const int x = b.pick_any();
+  b.emit(make_op(Kind::detach, {x}), b.type(x));
   return true;
 }
 

@@ -18,6 +18,7 @@ struct Generator {
 
 std::span<const Generator> elementwise_generators();
 std::span<const Generator> shape_generators();
+std::span<const Generator> indexing_generators();
 std::span<const Generator> linalg_generators();
 std::span<const Generator> scan_generators();
 

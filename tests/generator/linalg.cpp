@@ -12,13 +12,6 @@ nx::Shape joined(nx::Shape a, std::initializer_list<std::int64_t> b) {
   return a;
 }
 
-Op binary_op(Kind kind, int a, int b) {
-  Op op;
-  op.kind = kind;
-  op.in = {a, b};
-  return op;
-}
-
 // b for a @ b: a value that fits (cast to a's dtype) or one made to fit.
 int right_operand(Builder& b, const Type& a, const std::function<bool(const Type&)>& fits, nx::Shape made) {
   const int v = b.rng.chance(0.7) ? b.pick(fits) : -1;
@@ -40,7 +33,7 @@ bool matmul(Builder& b) {
   broadcast(batch_of(a.shape), batch_of(s), &shape);
   if (a.shape.size() > 1) shape.push_back(a.shape[a.shape.size() - 2]);
   if (s.size() > 1) shape.push_back(s.back());
-  b.emit(binary_op(Kind::matmul, x, y), Type{a.dtype, shape});
+  b.emit(make_op(Kind::matmul, {x, y}), Type{a.dtype, shape});
   return true;
 }
 
@@ -54,14 +47,12 @@ bool dot(Builder& b) {
   const int y = right_operand(b, a, fits, b.rng.chance(0.5) ? nx::Shape{k} : nx::Shape{k, b.random_dim()});
   nx::Shape shape(a.shape.begin(), a.shape.end() - 1);
   if (b.type(y).shape.size() == 2) shape.push_back(b.type(y).shape[1]);
-  b.emit(binary_op(Kind::dot, x, y), Type{a.dtype, shape});
+  b.emit(make_op(Kind::dot, {x, y}), Type{a.dtype, shape});
   return true;
 }
 
 int swap_last_axes(Builder& b, int v) {
-  Op op;
-  op.kind = Kind::transpose;
-  op.in = {v};
+  Op op = make_op(Kind::transpose, {v});
   Type out = b.type(v);
   for (std::int64_t d = 0; d < std::int64_t(out.shape.size()); ++d) op.axes.push_back(d);
   std::swap(op.axes[op.axes.size() - 1], op.axes[op.axes.size() - 2]);
@@ -74,10 +65,7 @@ int swap_last_axes(Builder& b, int v) {
 // when symmetric, positive definite).
 int conditioned(Builder& b, nx::DType dtype, const nx::Shape& batch, std::int64_t n, bool symmetric) {
   const int m = b.fit(b.pick_any(), Type{dtype, joined(batch, {n, n})});
-  Op finite;
-  finite.kind = Kind::where_scalar;
-  finite.in = {b.call_unary("isfinite", m), m};
-  finite.value = 0;
+  Op finite = make_op(Kind::where_scalar, {b.call_unary("isfinite", m), m});  // value 0 where not
   int t = b.call_unary("tanh", b.emit(std::move(finite), b.type(m)));
   if (symmetric) t = b.call_scalar("mul", b.call_binary("add", t, swap_last_axes(b, t)), 0.5);
   return b.call_binary("add", t, b.constant(nx::eye(dtype, n) * double(n + 1)));
@@ -111,17 +99,14 @@ bool solve(Builder& b) {
   nx::Shape shape;
   broadcast(s.batch, rhs_batch, &shape);
   shape.insert(shape.end(), rhs.end() - (vector ? 1 : 2), rhs.end());
-  b.emit(binary_op(Kind::solve, a, y), Type{s.dtype, shape});
+  b.emit(make_op(Kind::solve, {a, y}), Type{s.dtype, shape});
   return true;
 }
 
 bool inv(Builder& b) {
   const System s = random_system(b, true);
   const int a = conditioned(b, s.dtype, s.batch, s.n, false);
-  Op op;
-  op.kind = Kind::inv;
-  op.in = {a};
-  b.emit(std::move(op), b.type(a));
+  b.emit(make_op(Kind::inv, {a}), b.type(a));
   return true;
 }
 
@@ -129,10 +114,7 @@ bool inv(Builder& b) {
 bool cholesky(Builder& b) {
   const System s = random_system(b, false);
   const int a = conditioned(b, s.dtype, s.batch, s.n, true);
-  Op op;
-  op.kind = Kind::cholesky;
-  op.in = {a};
-  b.emit(std::move(op), b.type(a));
+  b.emit(make_op(Kind::cholesky, {a}), b.type(a));
   return true;
 }
 

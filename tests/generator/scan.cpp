@@ -22,9 +22,7 @@ int scanned(Builder& b, std::optional<std::int64_t> rows) {
     if (x >= 0) return x;
   }
   const int v = b.pick_any();
-  Op op;
-  op.kind = Kind::broadcast;
-  op.in = {v};
+  Op op = make_op(Kind::broadcast, {v});
   op.shape = b.type(v).shape;
   op.shape.insert(op.shape.begin(), rows.value_or(b.rng.uniform(1, 4)));
   const Type out{b.type(v).dtype, op.shape};
@@ -61,8 +59,7 @@ bool scan(Builder& b) {
   if (b.depth >= max_depth) return false;
   // Rarely, xs with no rows: the API refuses them, and every route must say so.
   const bool empty = !b.gradient() && b.depth == 0 && !b.c.error && b.rng.chance(0.03);
-  Op op;
-  op.kind = Kind::scan;
+  Op op = make_op(Kind::scan, {});
   for (std::int64_t i = b.rng.uniform(0, 2); i > 0; --i) op.in.push_back(b.pick_any());
   op.carries = int(op.in.size());
   const int x = scanned(b, empty ? std::optional<std::int64_t>(0) : std::nullopt);
