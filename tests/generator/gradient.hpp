@@ -1,7 +1,8 @@
 // The gradient check of a gradient case: rune::grad of a scalar objective
 // (each result weighted by a fixed random tensor, summed) against central
-// differences and rune::jvp along random directions; and the gradient
-// traced into a program gives eager's bits by every executor.
+// differences and rune::jvp along random directions; the gradient traced
+// into a program gives eager's bits by every executor; and second
+// derivatives agree (second_order.hpp).
 #pragma once
 
 #include <string>
