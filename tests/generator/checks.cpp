@@ -1,7 +1,5 @@
 #include "checks.hpp"
 
-#include <cstring>
-
 #include "ir/program.hpp"
 #include "ops/concrete.hpp"
 

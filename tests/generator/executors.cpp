@@ -51,12 +51,31 @@ std::vector<Tensor> run_jit_strided(const Function& f, const rune::Program&, con
   return rune::jit(f)(strided(args));
 }
 
+// Fresh copies given up to the compiled call: results that view them must
+// be copied out before their storage is taken.
+std::vector<Tensor> run_jit_donated(const Function& f, const rune::Program&, const std::vector<Tensor>& args) {
+  std::vector<Tensor> donated;
+  for (const Tensor& x : args) {
+    Tensor copy = nx::ops::make_tensor(x.dtype(), x.shape());
+    nx::ops::copy_elements(*x.impl(), *copy.impl());
+    donated.push_back(nx::donate(copy));
+  }
+  return rune::jit(f)(donated);
+}
+
+// The program evaluated under a staging trace is recorded again, then run.
+std::vector<Tensor> run_restaged(const Function&, const rune::Program& traced, const std::vector<Tensor>& args) {
+  return rune::jit([&traced](const std::vector<Tensor>& a) { return rune::run(traced, a); })(args);
+}
+
 const Executor list[] = {
     {"rune::run", run_program},
     {"rune::run of the parsed text", run_text},
     {"rune::jit", run_jit},
     {"rune::run on strided views of the arguments", run_strided},
     {"rune::jit on strided views of the arguments", run_jit_strided},
+    {"rune::jit on donated arguments", run_jit_donated},
+    {"rune::run staged again by rune::jit", run_restaged},
 };
 
 }  // namespace

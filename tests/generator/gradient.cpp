@@ -32,6 +32,15 @@ std::string compare_direction(const Objective& J, const std::vector<Tensor>& x, 
   return d.failure.empty() ? d.failure : "the gradient along a direction is " + d.failure;
 }
 
+// The objective over the case's program loaded from its text differentiates
+// to the same bits (the same primitives are bound in the same order).
+std::string check_loaded_gradient(const Objective& J, const std::vector<Tensor>& x, const std::vector<Tensor>& g) {
+  const rune::Program loaded = rune::parse_program(rune::to_string(rune::program(J, x)));
+  auto run_loaded = [&loaded](const std::vector<Tensor>& y) { return rune::run(loaded, y)[0]; };
+  std::string found = compare_bits(g, rune::grad(run_loaded, x));
+  return found.empty() ? found : "the gradient of the loaded program differs: " + found;
+}
+
 }  // namespace
 
 GradientCheck check_gradient(const Case& c) {
@@ -42,6 +51,10 @@ GradientCheck check_gradient(const Case& c) {
   const Function grad_of_J = [&J](const std::vector<Tensor>& args) { return rune::grad(J, args); };
   if (std::string found = check_function(grad_of_J, c.args, g, &out.traced); !found.empty()) {
     out.failure = "the gradient: " + found + "\nits program:\n" + rune::to_string(out.traced);
+    return out;
+  }
+  if (std::string found = check_loaded_gradient(J, c.args, g); !found.empty()) {
+    out.failure = found;
     return out;
   }
   for (int k = 0; k < 2 && out.failure.empty(); ++k)
