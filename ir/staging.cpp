@@ -1,5 +1,6 @@
 #include "ir/staging.hpp"
 
+#include "ir/passes/canonical.hpp"
 #include "ops/concrete.hpp"
 #include "ops/type_checks.hpp"
 
@@ -103,7 +104,10 @@ std::shared_ptr<const Program> StagingTrace::finish(std::span<const nx::Tensor> 
   for (const nx::Tensor& t : results) program_.results.push_back(lift(t));
   auto done = std::make_shared<Program>(std::move(program_));
   done->params.insert(done->params.end(), capture_params_.begin(), capture_params_.end());
-  return done;
+  // A capture is numbered when first read, after the values made before it:
+  // renumber so that parameters come first, as the text numbers them (else
+  // the text parses back to a program that is not equal).
+  return capture_params_.empty() ? done : std::make_shared<Program>(canonical(*done));
 }
 
 }  // namespace rune::ir

@@ -46,7 +46,10 @@ Tensor dot(const Tensor& a, const Tensor& b) {
   if (k != kb)
     ops::fail("nx::dot", "shapes " + to_string(a.shape()) + " and " + to_string(b.shape()) + " do not match");
   Tensor bm = b.ndim() == 1 ? reshape(b, {k, 1}) : moveaxis(b, -2, 0);
-  Tensor product = matmul(reshape(a, {-1, k}), reshape(bm, {k, -1}));
+  // (counted, not -1: a -1 cannot be inferred beside an empty axis)
+  const std::int64_t rows = numel(Shape(a.shape().begin(), a.shape().end() - 1));
+  const std::int64_t cols = numel(Shape(bm.shape().begin() + 1, bm.shape().end()));
+  Tensor product = matmul(reshape(a, {rows, k}), reshape(bm, {k, cols}));
   Shape out(a.shape().begin(), a.shape().end() - 1);
   for (std::int64_t d = 0; d < b.ndim(); ++d)
     if (d != b.ndim() - 2 && b.ndim() > 1) out.push_back(b.shape()[d]);

@@ -49,15 +49,18 @@ Tensor mean(const Tensor& t, const Axes& axes, bool keepdims) {
 }
 
 // log(sum(exp(t - m))) + m with m the maximum (0 where it is not finite), so
-// that large entries do not overflow.
+// that large entries do not overflow; of complex entries, the maximum of
+// their real parts.
 Tensor logsumexp(const Tensor& t, const Axes& axes, bool keepdims) {
   require_inexact("nx::logsumexp", t);
   Axes reduced = ops::normalize_axes("nx::logsumexp", axes, t);
   const bool empty = std::any_of(reduced.begin(), reduced.end(), [&](auto d) { return t.shape()[d] == 0; });
   // Over no element the sum is 0 and the result -inf (a maximum has no identity).
   Tensor total = empty ? log(sum(exp(t), axes, true)) : [&] {
-    Tensor m = max(t, axes, true);
+    const bool complex = is_complex(t.dtype());
+    Tensor m = max(complex ? cast(t, t.dtype() == complex64 ? float32 : float64) : t, axes, true);
     Tensor shift = where(isfinite(m), m, 0.);
+    if (complex) shift = cast(shift, t.dtype());
     return log(sum(exp(sub(t, shift)), axes, true)) + shift;
   }();
   if (keepdims) return total;

@@ -1,9 +1,12 @@
 // Derivative rules of the elementwise primitives.
 //
-// Conventions: abs has derivative 0 at 0; maximum and minimum share the
+// Conventions: abs has derivative 0 at 0 (of complex values, the real
+// Re(conj(z / |z|) dz)); maximum and minimum share the
 // derivative equally between tied operands; floor, ceil, round and sign have
 // derivative 0; comparisons and predicates have no tangent.
 #include <cmath>
+#include <complex>
+#include <vector>
 
 #include "ops/derivatives.hpp"
 
@@ -15,7 +18,6 @@ constexpr double ln2 = 0.6931471805599453, two_over_sqrt_pi = 1.1283791670955126
 // d(result) = t * factor(x, y) for the unary primitives; y is the result.
 Tensor unary_factor(Prim p, const Tensor& x, const Tensor& y) {
   switch (p) {
-    case Prim::abs: return sign(x);
     case Prim::exp: return y;
     case Prim::exp2: return y * ln2;
     case Prim::log: return recip(x);
@@ -38,10 +40,27 @@ Tensor unary_factor(Prim p, const Tensor& x, const Tensor& y) {
   }
 }
 
+// The real part of complex values (a conversion keeps it), and the
+// imaginary part: the real part of -i z.
+Tensor real_part(const Tensor& z) { return cast(z, z.dtype() == complex64 ? float32 : float64); }
+Tensor imaginary_part(const Tensor& z) {
+  return real_part(z * create(z.dtype(), {}, std::vector<std::complex<double>>{{0, -1}}));
+}
+
+// abs of a complex z is real, and not holomorphic: d|z| = Re(conj(s) dz)
+// with s = z / |z| (0 at 0, as for reals), linear in dz.
+Tensor complex_abs_jvp(const Tensor& z, const Tensor& t) {
+  Tensor s = sign(z);
+  return real_part(s) * real_part(t) + imaginary_part(s) * imaginary_part(t);
+}
+
 Tensor unary_jvp(Prim p, std::span<const Tensor> x, std::span<const Tensor> t, const Params& params, const Tensor& y) {
   if (zero(t[0])) return Tensor();
   switch (p) {
     case Prim::neg: return -t[0];
+    case Prim::abs:
+      if (is_complex(x[0].dtype())) return complex_abs_jvp(x[0], t[0]);
+      return t[0] * sign(x[0]);
     case Prim::sign:
     case Prim::floor:
     case Prim::ceil:

@@ -29,9 +29,14 @@ struct MatrixLayout {
   CBLAS_TRANSPOSE trans;
   std::int64_t ld;
 };
+// The stride of an axis of length 1 is never used, and views may hold any
+// there (0 in a broadcast): such an axis gets the leading dimension cblas
+// checks for.
 MatrixLayout blas_layout(std::int64_t rows, std::int64_t cols, std::int64_t rs, std::int64_t cs) {
-  if ((cs == 1 || cols == 1) && rs >= std::max<std::int64_t>(cols, 1)) return {true, CblasNoTrans, rs};
-  if ((rs == 1 || rows == 1) && cs >= std::max<std::int64_t>(rows, 1)) return {true, CblasTrans, cs};
+  const std::int64_t row_ld = rows == 1 ? std::max<std::int64_t>(cols, 1) : rs;
+  const std::int64_t col_ld = cols == 1 ? std::max<std::int64_t>(rows, 1) : cs;
+  if ((cs == 1 || cols == 1) && row_ld >= std::max<std::int64_t>(cols, 1)) return {true, CblasNoTrans, row_ld};
+  if ((rs == 1 || rows == 1) && col_ld >= std::max<std::int64_t>(rows, 1)) return {true, CblasTrans, col_ld};
   return {false, CblasNoTrans, 0};
 }
 

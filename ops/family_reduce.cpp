@@ -64,7 +64,7 @@ void reduce_row(Prim p, DType in, DType out, std::int64_t n, const char* row, ch
 }
 
 Tensor reduce_eager(Prim p, std::span<const Tensor> x, const Params& params, const TensorType& type) {
-  if (params.axes.empty()) return x[0];
+  if (params.axes.empty()) return convert_elements(x[0], type.dtype);  // (all, any: a bool of each element)
   Tensor in = rows_last(x[0], params.axes);
   Tensor out = make_tensor(type.dtype, type.shape);
   const std::int64_t rows = out.numel(), n = rows == 0 ? 0 : in.numel() / rows;

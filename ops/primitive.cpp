@@ -1,6 +1,9 @@
 // The rules table and bind().
 #include "ops/primitive.hpp"
 
+#include <bit>
+#include <tuple>
+
 #include "ops/concrete.hpp"
 #include "ops/errors.hpp"
 #include "ops/sizes.hpp"
@@ -25,6 +28,13 @@ const Rules* make_table() {
   return table;
 }
 }  // namespace
+
+bool Params::operator==(const Params& o) const {
+  auto fields = [](const Params& p) {
+    return std::tie(p.axes, p.shape, p.starts, p.stops, p.steps, p.lo, p.hi, p.interior, p.dtype, p.axis);
+  };
+  return fields(*this) == fields(o) && std::bit_cast<std::uint64_t>(value) == std::bit_cast<std::uint64_t>(o.value);
+}
 
 const Rules& rules(Prim p) {
   static const Rules* table = make_table();

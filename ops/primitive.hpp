@@ -65,7 +65,10 @@ struct Params {
   DType dtype = DType::float32;  // convert: the target
   double value = 0;          // pad: the fill value
   std::int64_t axis = 0;     // concatenate, take, argmax, argmin
-  bool operator==(const Params&) const = default;
+  // Equal parameters give equal results: `value` compares bit for bit (a
+  // NaN fill equals itself; fills of +0 and -0 differ). A new field joins
+  // the comparison in primitive.cpp.
+  bool operator==(const Params& other) const;
 };
 
 // The type of a value: what a stand-in knows.

@@ -99,6 +99,18 @@ TEST_CASE("conventions: +0 for no contribution, no zero added, abs at 0, ties sh
   CHECK(g.impl()->strides == nx::detail::Strides{3, 1});
 }
 
+TEST_CASE("abs of complex values has a real derivative: d|z| = Re(conj(sign z) dz)") {
+  const Tensor c = nx::create(nx::complex128, {2}, std::vector<std::complex<double>>{{1, 2}, {-0.5, 0.25}});
+  auto f = [&](const Tensor& v) { return nx::sum(nx::abs(nx::cast(v, nx::complex128) * c)); };
+  const Tensor x = f64({2}, {0.5, -1.5});
+  const Tensor g = rune::grad(f, x);  // sign(x) |c|
+  CHECK(nx::item(g, {0}) == Approx(std::sqrt(5.)));
+  CHECK(nx::item(g, {1}) == Approx(-std::sqrt(0.3125)));
+  const Tensor t = rune::jvp(f, x, nx::ones_like(x)).second;
+  CHECK(t.dtype() == nx::float64);
+  CHECK(nx::item(t) == Approx(std::sqrt(5.) - std::sqrt(0.3125)));
+}
+
 TEST_CASE("detach stops derivatives") {
   CHECK(text(rune::grad([](const Tensor& v) { return nx::sum(v * rune::detach(v)); }, v4())) ==
         "float64 [4] [1, 2, 3, 4]");

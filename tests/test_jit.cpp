@@ -112,6 +112,15 @@ TEST_CASE("compiled arithmetic gives eager's bits") {
   for (std::size_t i = 0; i < a.size(); ++i) CHECK(bits(a[i]) == bits(b[i]));
 }
 
+TEST_CASE("pads whose fills differ only in their sign bit are not merged as common subexpressions") {
+  auto pads = [](const Tensor& x) {
+    return std::pair{nx::pad(x, {{1, 0}}, 0.), nx::pad(x, {{1, 0}}, -0.)};
+  };
+  auto [plus, minus] = rune::jit(pads)(v4());
+  CHECK(bits(values(plus)[0]) == bits(0.));
+  CHECK(bits(values(minus)[0]) == bits(-0.));
+}
+
 TEST_CASE("donation gives the storage up; results equal a call without it") {
   auto decay = rune::jit([](const Tensor& w) { return w * 0.5; });
   Tensor w = f64({3}, {2, 4, 6});

@@ -29,6 +29,12 @@ TEST_CASE("matmul reads transposed and strided operands") {
   CHECK(text(nx::matmul(every_other, nx::ones(nx::float64, {3, 1}))) == "float64 [2, 1] [[6], [24]]");
   CHECK(text(nx::matmul(nx::broadcast_to(f64({1, 2}, {1, 2}), {2, 2}), f64({2, 1}, {1, 1}))) ==
         "float64 [2, 1] [[3], [3]]");
+  // axes of length 1 with stride 0 (a broadcast scalar): cblas still needs a valid leading dimension
+  Tensor two = nx::broadcast_to(nx::scalar(nx::float64, 2.), {1, 1});
+  CHECK(text(nx::matmul(f64({1, 1}, {1.5}), two)) == "float64 [1, 1] [[3]]");
+  CHECK(text(nx::matmul(two, f64({1, 2}, {1, 2}))) == "float64 [1, 2] [[2, 4]]");
+  CHECK(text(nx::matmul(f64({2, 1}, {1, 2}), nx::broadcast_to(nx::scalar(nx::float64, 3.), {1, 3}))) ==
+        "float64 [2, 3] [[3, 3, 3], [6, 6, 6]]");
 }
 
 TEST_CASE("matmul of every numeric dtype") {
@@ -61,6 +67,9 @@ TEST_CASE("dot follows NumPy") {
   CHECK(d.shape() == nx::Shape{2, 3, 2, 2});
   // d[i, j, k, m] = sum_l a[i, j, l] b[k, l, m]
   CHECK(nx::item(d, {1, 2, 1, 0}) == 10 * 4 + 11 * 6);
+  // empty axes: nothing to sum gives zeros, no rows gives no rows
+  CHECK(text(nx::dot(nx::zeros(nx::float64, {1, 2, 0}), nx::zeros(nx::float64, {0}))) == "float64 [1, 2] [[0, 0]]");
+  CHECK(nx::dot(nx::zeros(nx::float64, {0, 2, 3}), nx::zeros(nx::float64, {3, 2})).shape() == nx::Shape{0, 2, 2});
 }
 
 TEST_CASE("solve, inv and cholesky") {

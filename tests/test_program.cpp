@@ -152,6 +152,27 @@ TEST_CASE("a step reads values it captures: concrete ones as constants, traced o
   CHECK(text(rune::run(p, {nx::ones(nx::float64, {3, 2}), w})[0]) == "float64 [2] [6, 9]");
 }
 
+TEST_CASE("a step that captures a value after making others prints and parses back to an equal program") {
+  auto f = [](const Tensor& xs, const Tensor& scale) {
+    auto step = [&](const Tensor& acc, const Tensor& row) {
+      Tensor twice = row * 2.;      // values of the step made before the capture is read
+      Tensor next = acc + twice * scale;
+      return std::pair{next, next};
+    };
+    return rune::scan(step, nx::scalar(nx::float64, 0.), xs).second;
+  };
+  rune::Program p = rune::program(f, v4(), nx::scalar(nx::float64, 3.));
+  CHECK(rune::parse_program(rune::to_string(p)) == p);
+  CHECK(values(rune::run(p, {v4(), nx::scalar(nx::float64, 3.)})[0]) == std::vector<double>{6, 18, 36, 60});
+}
+
+TEST_CASE("a pad filled with NaN prints and parses back to an equal program") {
+  auto f = [](const Tensor& x) { return nx::pad(x, {{1, 1}}, std::nan("")); };
+  rune::Program p = rune::program(f, v4());
+  CHECK(p == p);
+  CHECK(rune::parse_program(rune::to_string(p)) == p);
+}
+
 TEST_CASE("scan's errors") {
   auto step = [](const Tensor& c, const Tensor& row) { return std::pair{c + row, c}; };
   Tensor zero = nx::scalar(nx::float64, 0);

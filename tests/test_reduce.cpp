@@ -30,6 +30,9 @@ TEST_CASE("all and any give bools over any dtype") {
   CHECK(text(nx::all(b, {1})) == "bool [2] [false, true]");
   CHECK(text(nx::any(b, {0})) == "bool [2] [true, true]");
   CHECK(text(nx::any(f64({3}, {0, 0, 0.5}))) == "bool [] true");
+  // a scalar has no axis to reduce: its element tested alone
+  CHECK(text(nx::all(nx::scalar(nx::float64, -1.5))) == "bool [] true");
+  CHECK(text(nx::any(nx::scalar(nx::int32, 0))) == "bool [] false");
 }
 
 TEST_CASE("empty reductions give the identity, or an error where there is none") {
@@ -72,6 +75,9 @@ TEST_CASE("logsumexp is stable for large and infinite entries") {
   Tensor m = f64({2, 2}, {0, 0, 1, 1});
   CHECK(values(nx::logsumexp(m, {1})) == std::vector<double>{std::log(2.), 1 + std::log(2.)});
   CHECK(nx::logsumexp(m, {1}, true).shape() == nx::Shape{2, 1});
+  // complex entries shift by the maximum of their real parts
+  Tensor z = nx::create(nx::complex128, {2}, std::vector<std::complex<double>>{{1000, 0}, {1001, 0}});
+  CHECK(nx::item(nx::cast(nx::logsumexp(z), nx::float64)) == Approx(1001 + std::log1p(std::exp(-1.))));
 }
 
 TEST_CASE("sums are the same bits whatever the length split and thread count") {

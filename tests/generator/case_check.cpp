@@ -1,0 +1,91 @@
+#include "case_check.hpp"
+
+#include <rune/jit.hpp>
+
+#include "checks.hpp"
+#include "generator.hpp"
+#include "gradient.hpp"
+#include "ir/program.hpp"
+
+namespace gen {
+
+namespace {
+
+using nx::Tensor;
+
+void count(const rune::ir::Program& p, Tally& tally, int depth) {
+  for (const auto& t : p.types) {
+    tally.dtypes.set(std::size_t(t.dtype));
+    tally.empty_values += nx::numel(t.shape) == 0;
+    tally.scalar_values += t.shape.empty();
+  }
+  for (const auto& eq : p.equations) {
+    if (eq.kind == rune::ir::OpKind::primitive) tally.primitives.set(std::size_t(eq.prim));
+    if (eq.kind != rune::ir::OpKind::scan) continue;
+    ++tally.scans;
+    tally.nested_scans += depth > 0;
+    tally.scans_with_captures += int(eq.inputs.size()) > eq.scan.carry_count + eq.scan.xs_count;
+    count(*eq.programs[0], tally, depth + 1);
+  }
+}
+
+std::string report(const Case& c, const std::string& what, const rune::Program& traced) {
+  std::string s = "seed " + std::to_string(c.seed) + " (RUNE_GENERATED_SEED=" + std::to_string(c.seed) +
+                  " reruns it): " + what + "\n--- the case\n" + to_string(c.function) + "--- its arguments\n";
+  for (const Tensor& t : c.args) s += nx::to_string(t) + "\n";
+  if (traced.shared()) s += "--- its program\n" + rune::to_string(traced);
+  return s;
+}
+
+// Every route must throw the case's error: eagerly, tracing, compiling.
+std::string check_error(const Case& c) {
+  const auto f = function_of(c);
+  const std::pair<const char*, std::function<void()>> routes[] = {
+      {"eagerly", [&] { evaluate(c.function, c.args); }},
+      {"rune::program", [&] { rune::program(f, c.args); }},
+      {"rune::jit", [&] { rune::jit(f)(c.args); }},
+  };
+  for (const auto& [name, route] : routes) {
+    try {
+      route();
+      return std::string(name) + " did not throw '" + *c.error + "'";
+    } catch (const std::invalid_argument& e) {
+      if (e.what() != *c.error) return std::string(name) + " threw '" + e.what() + "', not '" + *c.error + "'";
+    }
+  }
+  return {};
+}
+
+std::string check_gradient_case(const Case& c, Tally& tally) {
+  ++tally.gradient_cases;
+  GradientCheck g = check_gradient(c);
+  tally.conclusive_directions += g.conclusive;
+  tally.inconclusive_directions += g.inconclusive;
+  if (g.traced.shared()) count(g.traced.ir(), tally, 0);
+  return g.failure;
+}
+
+std::string check_values(const Case& c, Tally& tally, rune::Program& traced) {
+  const std::vector<Tensor> eager = evaluate(c.function, c.args);
+  if (std::string found = check_types(eager, c.function); !found.empty()) return found;
+  if (std::string found = check_function(function_of(c), c.args, eager, &traced); !found.empty()) return found;
+  count(traced.ir(), tally, 0);
+  return c.gradient ? check_gradient_case(c, tally) : std::string();
+}
+
+}  // namespace
+
+std::string check_case(const Case& c, Tally& tally) {
+  ++tally.cases;
+  rune::Program traced;
+  std::string found;
+  try {
+    if (c.error) ++tally.expected_errors;
+    found = c.error ? check_error(c) : check_values(c, tally, traced);
+  } catch (const std::exception& e) {
+    found = std::string("threw: ") + e.what();
+  }
+  return found.empty() ? found : report(c, found, traced);
+}
+
+}  // namespace gen

@@ -1,0 +1,101 @@
+#include "evaluate.hpp"
+
+#include <rune/grad.hpp>
+#include <rune/scan.hpp>
+
+#include "functions.hpp"
+
+namespace gen {
+
+namespace {
+
+using nx::Tensor;
+using Values = std::vector<Tensor>;
+
+Values operands(const Op& op, const Values& env, std::size_t from, std::size_t count) {
+  Values out;
+  for (std::size_t i = from; i < from + count; ++i) out.push_back(env[std::size_t(op.in[i])]);
+  return out;
+}
+
+// The step reads its captures from the enclosing values, as a C++ lambda
+// would: eagerly they become constants of the step's program, under a trace
+// captures of it.
+Values scan(const Op& op, const Values& env) {
+  const auto carries = std::size_t(op.carries), xs = std::size_t(op.xs);
+  const Values captured = operands(op, env, carries + xs, op.in.size() - carries - xs);
+  auto step = [&](const Values& carry, const Values& row) {
+    Values in = carry;
+    in.insert(in.end(), row.begin(), row.end());
+    in.insert(in.end(), captured.begin(), captured.end());
+    Values out = evaluate(*op.step, in);
+    return std::pair{Values(out.begin(), out.begin() + op.carries), Values(out.begin() + op.carries, out.end())};
+  };
+  auto [carry, ys] = rune::scan(step, operands(op, env, 0, carries), operands(op, env, carries, xs));
+  carry.insert(carry.end(), ys.begin(), ys.end());
+  return carry;
+}
+
+Tensor layout(const Op& op, const Values& env) {
+  const Tensor& x = env[std::size_t(op.in[0])];
+  switch (op.kind) {
+    case Kind::reshape: return nx::reshape(x, op.shape);
+    case Kind::transpose: return nx::transpose(x, op.axes);
+    case Kind::broadcast: return nx::broadcast_to(x, op.shape);
+    case Kind::expand_dims: return nx::expand_dims(x, op.axes);
+    case Kind::squeeze: return nx::squeeze(x, op.axes);
+    case Kind::moveaxis: return nx::moveaxis(x, op.axis, op.to);
+    case Kind::flatten: return nx::flatten(x);
+    case Kind::slice: return nx::slice(x, op.starts, op.stops, op.steps);
+    case Kind::pad: return nx::pad(x, op.widths, op.value);
+    case Kind::concatenate: return nx::concatenate(operands(op, env, 0, op.in.size()), op.axis);
+    case Kind::stack: return nx::stack(operands(op, env, 0, op.in.size()), op.axis);
+    case Kind::flip: return nx::flip(x, op.axes);
+    case Kind::get: return nx::get(x, op.axis);
+    case Kind::take: return nx::take(x, env[std::size_t(op.in[1])], op.axis);
+    case Kind::dynamic_slice: return nx::dynamic_slice(x, env[std::size_t(op.in[1])], op.shape);
+    default: return nx::dynamic_update_slice(x, env[std::size_t(op.in[1])], env[std::size_t(op.in[2])]);
+  }
+}
+
+Tensor single(const Op& op, const Values& env) {
+  auto x = [&](std::size_t i) -> const Tensor& { return env[std::size_t(op.in[i])]; };
+  switch (op.kind) {
+    case Kind::constant: return op.constant;
+    case Kind::unary: return unary_functions()[std::size_t(op.fn)].f(x(0));
+    case Kind::binary: return binary_functions()[std::size_t(op.fn)].f(x(0), x(1));
+    case Kind::binary_scalar: {
+      const BinaryFunction& f = binary_functions()[std::size_t(op.fn)];
+      return op.flag ? f.scalar_first(op.value, x(0)) : f.scalar_second(x(0), op.value);
+    }
+    case Kind::where: return nx::where(x(0), x(1), x(2));
+    case Kind::where_scalar: return op.flag ? nx::where(x(0), op.value, x(1)) : nx::where(x(0), x(1), op.value);
+    case Kind::cast: return nx::cast(x(0), op.dtype);
+    case Kind::clamp: return nx::clamp(x(0), op.value, op.upper);
+    case Kind::reduce: return reduce_functions()[std::size_t(op.fn)].f(x(0), op.axes, op.flag);
+    case Kind::arg: return arg_functions()[std::size_t(op.fn)].f(x(0), op.axis);
+    case Kind::matmul: return nx::matmul(x(0), x(1));
+    case Kind::dot: return nx::dot(x(0), x(1));
+    case Kind::solve: return nx::solve(x(0), x(1));
+    case Kind::inv: return nx::inv(x(0));
+    case Kind::cholesky: return nx::cholesky(x(0));
+    case Kind::detach: return rune::detach(x(0));
+    default: return layout(op, env);
+  }
+}
+
+}  // namespace
+
+std::vector<Tensor> evaluate(const Block& block, std::span<const Tensor> params) {
+  Values env(block.types.size());
+  std::copy(params.begin(), params.end(), env.begin());
+  for (const Op& op : block.ops) {
+    Values out = op.kind == Kind::scan ? scan(op, env) : Values{single(op, env)};
+    for (std::size_t k = 0; k < out.size(); ++k) env[std::size_t(op.out[k])] = out[k];
+  }
+  Values results;
+  for (int v : block.results) results.push_back(env[std::size_t(v)]);
+  return results;
+}
+
+}  // namespace gen

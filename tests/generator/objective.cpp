@@ -1,0 +1,65 @@
+#include "objective.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "evaluate.hpp"
+#include "values.hpp"
+
+namespace gen {
+
+using nx::Tensor;
+
+Tensor Objective::operator()(const std::vector<Tensor>& args) const {
+  return inner_product(evaluate(block, args), weights);
+}
+
+Objective objective_of(const Case& c, Rng& rng) {
+  Objective J{c.function, {}};
+  for (int r : c.function.results) J.weights.push_back(random_tensor(rng, c.function.types[std::size_t(r)], true));
+  return J;
+}
+
+std::vector<Tensor> random_direction(const Case& c, Rng& rng) {
+  std::vector<Tensor> v;
+  for (const Tensor& x : c.args) v.push_back(random_tensor(rng, Type{x.dtype(), x.shape()}, true));
+  return v;
+}
+
+Tensor inner_product(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  Tensor total = nx::scalar(nx::float64, 0.);
+  for (std::size_t i = 0; i < a.size(); ++i) total = total + nx::sum(a[i] * b[i]);
+  return total;
+}
+
+double inner(const std::vector<Tensor>& a, const std::vector<Tensor>& b) { return nx::item(inner_product(a, b)); }
+
+bool agree(double a, double b, double tolerance) {
+  return (std::isnan(a) && std::isnan(b)) || std::fabs(a - b) <= tolerance * std::max({1., std::fabs(a), std::fabs(b)});
+}
+
+namespace {
+
+// (f(x + h v) - f(x - h v)) / 2h
+double difference(const ScalarFunction& f, const std::vector<Tensor>& x, const std::vector<Tensor>& v, double h) {
+  auto at = [&](double s) {
+    std::vector<Tensor> moved;
+    for (std::size_t i = 0; i < x.size(); ++i) moved.push_back(x[i] + v[i] * s);
+    return f(moved);
+  };
+  return (at(h) - at(-h)) / (2 * h);
+}
+
+}  // namespace
+
+DifferenceCheck compare_with_differences(const ScalarFunction& f, const std::vector<Tensor>& x,
+                                         const std::vector<Tensor>& v, double derivative, double tolerance) {
+  const double h = 1e-5, coarse = difference(f, x, v, h), fine = difference(f, x, v, h / 2);
+  const double scale = std::max({1., std::fabs(fine), std::fabs(derivative)});
+  if (!std::isfinite(coarse) || !std::isfinite(fine) || std::fabs(coarse - fine) > 1e-4 * scale) return {};
+  if (std::fabs(derivative - fine) <= tolerance * scale + std::fabs(coarse - fine)) return {true, {}};
+  return {true, std::to_string(derivative) + ", central differences give " + std::to_string(fine) +
+                    " (h = 5e-6) and " + std::to_string(coarse) + " (h = 1e-5)"};
+}
+
+}  // namespace gen

@@ -1,0 +1,69 @@
+// Random programs from the generator (tests/generator/): each traced program
+// round trips through its text, every executor gives eager's bits, and the
+// gradients of float64 cases match central differences.
+//
+// RUNE_GENERATED_CASES sets how many seeds run (default 3000, from 0);
+// RUNE_GENERATED_SEED=n runs seed n alone, as a failure report says.
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "generator/case_check.hpp"
+#include "generator/generator.hpp"
+#include "helpers.hpp"
+
+namespace {
+
+std::uint64_t from_environment(const char* name, std::uint64_t otherwise) {
+  const char* text = std::getenv(name);
+  return text ? std::stoull(text) : otherwise;
+}
+
+// A run large enough that every primitive and construct should show up.
+void check_coverage(const gen::Tally& tally) {
+  for (int i = 0; i < nx::ops::prim_count; ++i) {
+    INFO("primitive " << nx::ops::info(nx::ops::Prim(i)).name);
+    CHECK(tally.primitives[std::size_t(i)]);
+  }
+  for (int d = 0; d < nx::dtype_count; ++d) {
+    INFO("dtype " << nx::name(nx::DType(d)));
+    CHECK(tally.dtypes[std::size_t(d)]);
+  }
+  CHECK(tally.nested_scans > 0);
+  CHECK(tally.scans_with_captures > 0);
+  CHECK(tally.expected_errors > 0);
+  CHECK(tally.empty_values > 0);
+  CHECK(tally.scalar_values > 0);
+  CHECK(tally.conclusive_directions > 4 * tally.inconclusive_directions);
+}
+
+}  // namespace
+
+TEST_CASE("generated programs round trip, give eager's bits on every executor, and differentiate") {
+  const char* one = std::getenv("RUNE_GENERATED_SEED");
+  const std::uint64_t first = one ? std::stoull(one) : 0;
+  const std::uint64_t count = one ? 1 : from_environment("RUNE_GENERATED_CASES", 3000);
+  gen::Tally tally;
+  int failures = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (std::uint64_t seed = first; seed < first + count && failures < 5; ++seed) {
+    const std::string found = gen::check_case(gen::generate(seed), tally);
+    if (!found.empty()) ++failures;
+    if (!found.empty()) FAIL_CHECK(found);
+  }
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  std::cout << tally.cases << " cases in " << took.count() << " s (" << tally.gradient_cases << " with gradients: "
+            << tally.conclusive_directions << " directions checked, " << tally.inconclusive_directions
+            << " near a kink; " << tally.scans << " scans, " << tally.nested_scans << " nested)\n";
+  if (count >= 2000) check_coverage(tally);
+}
+
+TEST_CASE("a seed gives the same case every time") {
+  for (std::uint64_t seed : {1, 2, 77}) {
+    const gen::Case a = gen::generate(seed), b = gen::generate(seed);
+    CHECK(gen::to_string(a.function) == gen::to_string(b.function));
+    REQUIRE(a.args.size() == b.args.size());
+    for (std::size_t i = 0; i < a.args.size(); ++i) CHECK(nx::to_string(a.args[i]) == nx::to_string(b.args[i]));
+  }
+}
