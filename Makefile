@@ -3,30 +3,38 @@
 #   make demo    install what is missing, build, run the demo
 #   make bench   also install the peers (PyTorch, NumPy), run the benchmarks
 #   make sanitize  the test suite built with AddressSanitizer and UBSan
+#   make fuzz    the libFuzzer targets, a minute each (docs/reliability.md)
+#   make tsan    the concurrency test built with ThreadSanitizer
 
 PACKAGES = meson ninja-build pkg-config cmake g++ libboost-dev libtbb-dev catch2 \
            libxsimd-dev libasmjit-dev libopenblas-dev libreadline-dev
 BENCH_PACKAGES = python3-torch libtorch-dev python3-numpy
+# clang 14 builds the library and the fuzz targets (the examples need a
+# newer one: aggregate template argument deduction).
+FUZZ_CLANG = 14
+FUZZ_PACKAGES = clang-$(FUZZ_CLANG) libclang-rt-$(FUZZ_CLANG)-dev
+FUZZ_SECONDS ?= 60
 BUILD ?= build
 SHELL := /bin/bash
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps bench-deps build test demo bench sanitize clean
+.PHONY: deps bench-deps fuzz-deps build test demo bench sanitize fuzz tsan clean
 
-# Installs only the packages dpkg reports missing.
-deps:
-	@missing=""; for p in $(PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+# Installs only the packages of the list $(1) that dpkg reports missing.
+install_missing = missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q -o DPkg::Lock::Timeout=600 $$missing; \
 	fi
+
+deps:
+	@$(call install_missing,$(PACKAGES))
 
 bench-deps: deps
-	@missing=""; for p in $(BENCH_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing:$$missing"; \
-	  $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q -o DPkg::Lock::Timeout=600 $$missing; \
-	fi
+	@$(call install_missing,$(BENCH_PACKAGES))
+
+fuzz-deps: deps
+	@$(call install_missing,$(FUZZ_PACKAGES))
 
 $(BUILD)/build.ninja:
 	meson setup $(BUILD) --buildtype=release
@@ -52,5 +60,18 @@ sanitize: deps
 	ninja -C build-sanitize
 	meson test -C build-sanitize --print-errorlogs
 
+# Builds only the fuzz targets (and what they link); each runs FUZZ_SECONDS
+# (make fuzz FUZZ_SECONDS=1800 for a long run); fails when one finds a crash.
+fuzz: fuzz-deps
+	[ -f build-fuzz/build.ninja ] || CXX=clang++-$(FUZZ_CLANG) meson setup build-fuzz --buildtype=debugoptimized \
+	  -Dfuzz=true -Dtests=false -Dbench=false
+	ninja -C build-fuzz fuzz/fuzz_program fuzz/fuzz_repl
+	bash fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
+
+tsan: deps
+	[ -f build-tsan/build.ninja ] || meson setup build-tsan --buildtype=debugoptimized -Dsanitize_threads=true -Dbench=false
+	ninja -C build-tsan tests/test_concurrency
+	meson test -C build-tsan --no-rebuild --print-errorlogs test_concurrency
+
 clean:
-	rm -rf $(BUILD) build-sanitize
+	rm -rf $(BUILD) build-sanitize build-fuzz build-tsan

@@ -13,6 +13,7 @@ std::string value_text(const Produced& p) {
 }
 
 void show_results(std::ostream& out, const std::vector<Produced>& results) {
+  if (results.empty()) out << "return (no values)\n";  // (a finished run always says so)
   for (const Produced& r : results) out << "return " << value_text(r) << '\n';
 }
 

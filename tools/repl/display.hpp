@@ -16,7 +16,8 @@ namespace rune::repl {
 // "%6 = float64 [] 1", then "   (row 0 of %2)" inside a scan's step.
 std::string value_text(const Produced& p);
 
-// The program's results, one "return %n = ..." line each.
+// The program's results, one "return %n = ..." line each ("return (no values)"
+// for none).
 void show_results(std::ostream& out, const std::vector<Produced>& results);
 
 // The next action: "before %7 (row 1 of %2)", "before scan %2",

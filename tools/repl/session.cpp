@@ -120,8 +120,10 @@ void Session::execute(const std::string& line) {
   }
   try {
     (this->*command->handler)(space == std::string::npos ? "" : trimmed(text.substr(space)));
-  } catch (const std::exception& e) {  // every failure is a message; the session goes on
+  } catch (const std::invalid_argument& e) {  // the user's error (rune's documented kind): its message
     out_ << e.what() << '\n';
+  } catch (const std::exception& e) {  // a bug in rune or here: said so (fuzz/fuzz_repl looks for it)
+    out_ << "internal error: " << e.what() << '\n';
   }
 }
 
@@ -302,8 +304,8 @@ int Session::existing_value(const std::string& word) const {
   require_program();
   const int n = parse_name(word);
   if (!names_->find(n))
-    throw std::invalid_argument("no value " + name_text(n) + ": the program has %0 to " +
-                                name_text(names_->count() - 1));
+    throw std::invalid_argument("no value " + name_text(n) + ": the program has " +
+                                (names_->count() == 0 ? "none" : "%0 to " + name_text(names_->count() - 1)));
   return n;
 }
 

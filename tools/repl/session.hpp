@@ -1,7 +1,9 @@
 // The debugger's commands: one Session holds the loaded program, the
 // breakpoints and the run, and executes command lines, writing what they
 // show to a stream. A failing command prints its error and changes nothing;
-// no input ends the session but `quit` or the end of the input.
+// no input ends the session but `quit` or the end of the input. A user's
+// error (std::invalid_argument) prints its message; any other exception is
+// a bug and prints as "internal error: ...".
 #pragma once
 
 #include <iosfwd>
