@@ -63,8 +63,8 @@ std::vector<TensorType> scan_output_types(const Equation& eq, const std::vector<
            nx::ops::to_string(want));
   }
   if (step.results.size() < std::size_t(s.carry_count))
-    fail("the step returns " + std::to_string(step.results.size()) + " values, fewer than the " +
-         std::to_string(s.carry_count) + " of the carry");
+    fail("the step returns " + std::to_string(step.results.size()) + (step.results.size() == 1 ? " value" : " values") +
+         ", fewer than the " + std::to_string(s.carry_count) + " of the carry");
   std::vector<TensorType> out;
   for (std::size_t r = 0; r < step.results.size(); ++r) {
     TensorType t = step.types[std::size_t(step.results[r])];

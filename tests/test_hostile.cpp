@@ -228,3 +228,21 @@ TEST_CASE("second derivatives of prod are exact at zeros") {
   nx::Tensor m = f64({2, 3}, {0, 2, 3, 1, 0, 0});
   CHECK(test::text(rune::jit(rune::grad(rows))(m)) == "float64 [2, 3] [[6, 0, 0], [0, 0, 0]]");
 }
+
+// Programs the fuzz targets' reproducers kept (tests/hostile/), each refused
+// with its reason.
+TEST_CASE("the fuzzers' findings are refused with their reasons") {
+  const std::pair<const char*, std::string> findings[] = {
+      {"concatenate_size_overflow", "line 1, column 23: shape [9223372036854775807] " + too_many},
+      {"pad_interior_overflow", "line 2, column 29: nx::pad: padding axis 0 of float64 [3] makes it longer than 2^48 elements"},
+      {"pad_size_overflow", "line 2, column 29: nx::pad: padding axis 0 of float64 [2] makes it longer than 2^48 elements"},
+      {"reshape_numel_overflow",
+       "line 2, column 29: nx::reshape: cannot reshape float64 [0] (0 elements) into [4294967296, 4294967296, 0]"},
+      {"scan_step_too_short", "line 3, column 28: rune::scan: the step returns 1 value, fewer than the 2 of the carry"},
+  };
+  for (const auto& [name, message] : findings) {
+    INFO(name);
+    CHECK_THROWS_WITH(rune::load_program(std::string(RUNE_HOSTILE_DIR) + "/" + name + ".rune"),
+                      "rune::parse_program: " + message);
+  }
+}
