@@ -59,10 +59,8 @@ TEST_CASE("threads calling one compiled function on several keys get the single-
         }) == 0);
 }
 
-// Threads racing on a new key each trace it today (traces() gives 4 or 5
-// for 2 keys); the fix in include/rune/jit.hpp makes this pass, and then
-// [!mayfail] goes.
-TEST_CASE("threads racing on new keys trace each key once", "[!mayfail]") {
+// Threads racing on a new key wait for the first to trace it.
+TEST_CASE("threads racing on new keys trace each key once") {
   const std::vector<Tensor> xs = inputs();
   auto f = rune::jit(formula);
   wrong_calls([&](int t, int i) { return f(xs[std::size_t(t + i) % 2]).defined(); });
