@@ -3,7 +3,7 @@
 // lane; each rule gives the lanes' results along axis 0. The lanes share one
 // primitive wherever its parameters can name the lane axis: an unbatched
 // operand is broadcast by NumPy's rules (or as a view) rather than copied,
-// and `matmul` of a batched by an unbatched operand is one matmul. Gathers
+// and `matmul` of a batched by an unbatched operand is one matmul. Scatters
 // and dynamic slices whose indices differ per lane run lane by lane.
 #include <algorithm>
 
@@ -106,12 +106,37 @@ Tensor layout_batch(Prim p, std::span<const Tensor> x, std::span<const bool> bat
   return bind(p, {x[0]}, q);
 }
 
+// take with per-lane indices into a per-lane operand: one take from the
+// lanes' indexed axes laid end to end, each lane's indices (made
+// non-negative and clamped, as take does) offset to its own stretch.
+Tensor take_both_batched(const Tensor& x, const Tensor& indices, std::int64_t axis, std::int64_t lanes) {
+  const std::int64_t n = x.shape()[std::size_t(axis + 1)];
+  Tensor moved = moveaxis(x, axis + 1, 1);  // [lanes, n, before..., after...]
+  Shape flat(moved.shape().begin() + 1, moved.shape().end());
+  flat[0] = lanes * n;
+  Tensor i = cast(indices, int64);
+  i = clamp(where(less(i, 0.), i + double(n), i), 0., double(n - 1));
+  Shape lane_axis(std::size_t(i.ndim()), 1);
+  lane_axis[0] = lanes;
+  i = i + reshape(arange(int64, 0, double(lanes)) * double(n), lane_axis);
+  Tensor gathered = take(reshape(moved, flat), i, 0);  // [lanes, k..., before..., after...]
+  const std::int64_t k = indices.ndim() - 1, before = axis, after = x.ndim() - 2 - axis;
+  Axes perm{0};
+  for (std::int64_t d = 0; d < before; ++d) perm.push_back(1 + k + d);
+  for (std::int64_t d = 0; d < k; ++d) perm.push_back(1 + d);
+  for (std::int64_t d = 0; d < after; ++d) perm.push_back(1 + k + before + d);
+  return transpose(gathered, perm);
+}
+
 // take(x, indices, axis): per-lane indices into a shared operand give the
 // lanes where the indices' axes land; indices shared by the lanes index
 // axis + 1 of the batched operand.
 Tensor take_batch(Prim p, std::span<const Tensor> x, std::span<const bool> batched, const Params& params,
                   std::int64_t lanes) {
-  if (batched[0] && batched[1]) return lane_by_lane(p, x, batched, params, lanes);
+  if (batched[0] && batched[1]) {
+    if (x[0].shape()[std::size_t(params.axis + 1)] == 0) return lane_by_lane(p, x, batched, params, lanes);
+    return take_both_batched(x[0], x[1], params.axis, lanes);
+  }
   Params q = params;
   if (batched[0]) {
     q.axis = params.axis + 1;

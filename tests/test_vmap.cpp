@@ -191,3 +191,14 @@ TEST_CASE("named maps: lanes, lane_index and lane_count") {
   CHECK_THROWS_WITH(rune::lanes(rows, x),
                     "rune::lanes: no map of this axis is running (name one with rune::vmap(f, axis))");
 }
+
+TEST_CASE("take with per-lane indices into per-lane operands is one gather") {
+  Tensor x = nx::reshape(nx::arange(nx::float64, 0, 3 * 2 * 4 * 2), {3, 2, 4, 2});  // lanes of [2, 4, 2]
+  Tensor idx = nx::create(nx::int32, {3, 2, 2}, {0, 3, -1, 9, 1, 1, 2, 0, -4, 3, 2, 1});
+  auto gather = [](const Tensor& a, const Tensor& i) { return nx::take(a, i, 1); };
+  std::vector<Tensor> rows;
+  for (std::int64_t l = 0; l < 3; ++l) rows.push_back(gather(nx::get(x, l), nx::get(idx, l)));
+  check_close(rune::vmap(gather)(x, idx), nx::stack(rows));
+  const std::string text = rune::to_string(rune::program(rune::vmap(gather), x, idx));
+  CHECK(std::count(text.begin(), text.end(), '\n') < 30);  // not one take per lane
+}
