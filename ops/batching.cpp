@@ -3,8 +3,9 @@
 // lane; each rule gives the lanes' results along axis 0. The lanes share one
 // primitive wherever its parameters can name the lane axis: an unbatched
 // operand is broadcast by NumPy's rules (or as a view) rather than copied,
-// and `matmul` of a batched by an unbatched operand is one matmul. Scatters
-// and dynamic slices whose indices differ per lane run lane by lane.
+// and `matmul` of a batched by an unbatched operand is one matmul; `take` and
+// `scatter_add` with per-lane indices address the lanes laid end to end.
+// Dynamic slices whose starts differ per lane run lane by lane.
 #include <algorithm>
 
 #include "ops/derivatives.hpp"
@@ -106,10 +107,16 @@ Tensor layout_batch(Prim p, std::span<const Tensor> x, std::span<const bool> bat
   return bind(p, {x[0]}, q);
 }
 
-// take with per-lane indices into a per-lane operand: one take from the
-// lanes' indexed axes laid end to end, each lane's indices (made
-// non-negative and clamped, as take does) offset to its own stretch.
-Tensor take_both_batched(const Tensor& x, const Tensor& indices, std::int64_t axis, std::int64_t lanes) {
+// Gathers and scatters with per-lane indices into a per-lane operand x
+// ([lanes, before..., n, after...]) address the lanes' indexed axes laid end
+// to end: x as [lanes * n, before..., after...], and each lane's indices
+// (made non-negative and clamped, as take does) offset to its own stretch.
+struct EndToEnd {
+  Tensor operand, indices;
+  std::int64_t before, k, after;  // axes of a lane before and after the indexed one; index axes
+};
+
+EndToEnd end_to_end(const Tensor& x, const Tensor& indices, std::int64_t axis, std::int64_t lanes) {
   const std::int64_t n = x.shape()[std::size_t(axis + 1)];
   Tensor moved = moveaxis(x, axis + 1, 1);  // [lanes, n, before..., after...]
   Shape flat(moved.shape().begin() + 1, moved.shape().end());
@@ -119,13 +126,37 @@ Tensor take_both_batched(const Tensor& x, const Tensor& indices, std::int64_t ax
   Shape lane_axis(std::size_t(i.ndim()), 1);
   lane_axis[0] = lanes;
   i = i + reshape(arange(int64, 0, double(lanes)) * double(n), lane_axis);
-  Tensor gathered = take(reshape(moved, flat), i, 0);  // [lanes, k..., before..., after...]
-  const std::int64_t k = indices.ndim() - 1, before = axis, after = x.ndim() - 2 - axis;
+  return {reshape(moved, flat), i, axis, indices.ndim() - 1, x.ndim() - 2 - axis};
+}
+
+// The permutation taking [lanes, first (a axes), second (b axes), rest (c)]
+// to [lanes, second, first, rest].
+Axes swapped(std::int64_t a, std::int64_t b, std::int64_t c) {
   Axes perm{0};
-  for (std::int64_t d = 0; d < before; ++d) perm.push_back(1 + k + d);
-  for (std::int64_t d = 0; d < k; ++d) perm.push_back(1 + d);
-  for (std::int64_t d = 0; d < after; ++d) perm.push_back(1 + k + before + d);
-  return transpose(gathered, perm);
+  for (std::int64_t d = 0; d < b; ++d) perm.push_back(1 + a + d);
+  for (std::int64_t d = 0; d < a; ++d) perm.push_back(1 + d);
+  for (std::int64_t d = 0; d < c; ++d) perm.push_back(1 + a + b + d);
+  return perm;
+}
+
+Tensor take_both_batched(const Tensor& x, const Tensor& indices, std::int64_t axis, std::int64_t lanes) {
+  EndToEnd e = end_to_end(x, indices, axis, lanes);
+  Tensor gathered = take(e.operand, e.indices, 0);  // [lanes, k..., before..., after...]
+  return transpose(gathered, swapped(e.k, e.before, e.after));
+}
+
+// scatter_add(x, indices, updates) with per-lane indices: updates (take's
+// result per lane, [lanes, before..., k..., after...]) into the lanes laid
+// end to end, then back to each lane's layout.
+Tensor scatter_both_batched(const Tensor& x, const Tensor& indices, const Tensor& updates, std::int64_t axis,
+                            std::int64_t lanes) {
+  EndToEnd e = end_to_end(x, indices, axis, lanes);
+  Tensor rows = transpose(updates, swapped(e.before, e.k, e.after));  // [lanes, k..., before..., after...]
+  Tensor summed = bind(Prim::scatter_add, {e.operand, e.indices, rows}, {});
+  Shape split = x.shape();
+  split.erase(split.begin() + axis + 1);
+  split.insert(split.begin() + 1, x.shape()[std::size_t(axis + 1)]);  // [lanes, n, before..., after...]
+  return moveaxis(reshape(summed, split), 1, axis + 1);
 }
 
 // take(x, indices, axis): per-lane indices into a shared operand give the
@@ -157,6 +188,11 @@ std::size_t index_operand(Prim p) {
 Tensor indexed_batch(Prim p, std::span<const Tensor> x, std::span<const bool> batched, const Params& params,
                      std::int64_t lanes) {
   const std::size_t k = index_operand(p);
+  if (p == Prim::scatter_add && batched[k]) {
+    std::vector<Tensor> all = all_lanes(x, batched, lanes);
+    if (all[0].shape()[std::size_t(params.axis + 1)] > 0)
+      return scatter_both_batched(all[0], all[1], all[2], params.axis, lanes);
+  }
   if (batched[k]) return lane_by_lane(p, x, batched, params, lanes);
   std::vector<Tensor> operands = all_lanes(x, batched, lanes);
   operands[k] = x[k];

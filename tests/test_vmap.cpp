@@ -200,5 +200,21 @@ TEST_CASE("take with per-lane indices into per-lane operands is one gather") {
   for (std::int64_t l = 0; l < 3; ++l) rows.push_back(gather(nx::get(x, l), nx::get(idx, l)));
   check_close(rune::vmap(gather)(x, idx), nx::stack(rows));
   const std::string text = rune::to_string(rune::program(rune::vmap(gather), x, idx));
-  CHECK(std::count(text.begin(), text.end(), '\n') < 30);  // not one take per lane
+  CHECK(text.find("take(") == text.rfind("take("));  // one gather, not one per lane
+}
+
+TEST_CASE("scatter_add with per-lane indices is one scatter") {
+  Tensor x = nx::reshape(nx::arange(nx::float64, 0, 3 * 2 * 4), {3, 2, 4});  // lanes of [2, 4]
+  Tensor idx = nx::create(nx::int32, {3, 3}, {0, 3, 3, -1, 9, 1, 2, 2, 2});
+  Tensor updates = nx::ones(nx::float64, {3, 2, 3}) * 10.;
+  auto scatter = [](const Tensor& a, const Tensor& i, const Tensor& u) {
+    nx::ops::Params q;
+    q.axis = 1;
+    return bind(Prim::scatter_add, {a, i, u}, q);
+  };
+  std::vector<Tensor> rows;
+  for (std::int64_t l = 0; l < 3; ++l) rows.push_back(scatter(nx::get(x, l), nx::get(idx, l), nx::get(updates, l)));
+  check_close(rune::vmap(scatter)(x, idx, updates), nx::stack(rows));
+  const std::string text = rune::to_string(rune::program(rune::vmap(scatter), x, idx, updates));
+  CHECK(text.find("scatter_add(") == text.rfind("scatter_add("));  // one scatter, not one per lane
 }
