@@ -49,15 +49,21 @@ Axes shifted(const Axes& axes) {
 // The primitive on each lane's operands, the results stacked.
 Tensor lane_by_lane(Prim p, std::span<const Tensor> x, std::span<const bool> batched, const Params& params,
                     std::int64_t lanes) {
+  // Operand k in lane i; with no lane, zeros of a lane's type stand in (only
+  // the result's type is needed then).
+  auto operand = [&](std::size_t k, std::int64_t i) {
+    if (!batched[k]) return x[k];
+    if (lanes > 0) return get(x[k], i);
+    return zeros(x[k].dtype(), Shape(x[k].shape().begin() + 1, x[k].shape().end()));
+  };
   std::vector<Tensor> rows;
   for (std::int64_t i = 0; i < std::max<std::int64_t>(lanes, 1); ++i) {
     std::vector<Tensor> lane;
-    for (std::size_t k = 0; k < x.size(); ++k)
-      lane.push_back(!batched[k] ? x[k] : lanes > 0 ? get(x[k], i) : zeros(x[k].dtype(), {x[k].shape().begin() + 1, x[k].shape().end()}));
+    for (std::size_t k = 0; k < x.size(); ++k) lane.push_back(operand(k, i));
     rows.push_back(bind(p, lane, params));
   }
   if (lanes > 0) return stack(rows);
-  Shape none = rows[0].shape();  // no lane: only the result's type was needed
+  Shape none = rows[0].shape();
   none.insert(none.begin(), 0);
   return zeros(rows[0].dtype(), none);
 }
