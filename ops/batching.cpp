@@ -4,8 +4,9 @@
 // primitive wherever its parameters can name the lane axis: an unbatched
 // operand is broadcast by NumPy's rules (or as a view) rather than copied,
 // and `matmul` of a batched by an unbatched operand is one matmul; `take` and
-// `scatter_add` with per-lane indices address the lanes laid end to end.
-// Dynamic slices whose starts differ per lane run lane by lane.
+// `scatter_add` with per-lane indices address the lanes laid end to end, and
+// `dynamic_slice` with per-lane starts gathers its window axis by axis;
+// `dynamic_update_slice` with per-lane starts runs lane by lane.
 #include <algorithm>
 
 #include "ops/derivatives.hpp"
@@ -165,6 +166,20 @@ Tensor scatter_both_batched(const Tensor& x, const Tensor& indices, const Tensor
   return moveaxis(reshape(summed, split), 1, axis + 1);
 }
 
+// dynamic_slice with per-lane starts: along each axis in turn, a gather of
+// the window's rows from each lane's start (clamped so the window fits, as
+// dynamic_slice does).
+Tensor slice_both_batched(const Tensor& x, const Tensor& starts, const Shape& sizes, std::int64_t lanes) {
+  Tensor out = x;
+  for (std::size_t d = 0; d < sizes.size(); ++d) {
+    const std::int64_t n = x.shape()[d + 1], at = std::int64_t(d);
+    Tensor start = cast(slice(starts, {0, at}, {lanes, at + 1}), int64);  // [lanes, 1]
+    Tensor rows = clamp(start, 0., double(n - sizes[d])) + arange(int64, 0, double(sizes[d]));
+    out = take_both_batched(out, rows, at, lanes);
+  }
+  return out;
+}
+
 // take(x, indices, axis): per-lane indices into a shared operand give the
 // lanes where the indices' axes land; indices shared by the lanes index
 // axis + 1 of the batched operand.
@@ -199,6 +214,8 @@ Tensor indexed_batch(Prim p, std::span<const Tensor> x, std::span<const bool> ba
     if (all[0].shape()[std::size_t(params.axis + 1)] > 0)
       return scatter_both_batched(all[0], all[1], all[2], params.axis, lanes);
   }
+  if (p == Prim::dynamic_slice && batched[k])
+    return slice_both_batched(every_lane(x[0], batched[0], lanes), x[k], params.shape, lanes);
   if (batched[k]) return lane_by_lane(p, x, batched, params, lanes);
   std::vector<Tensor> operands = all_lanes(x, batched, lanes);
   operands[k] = x[k];

@@ -218,3 +218,17 @@ TEST_CASE("scatter_add with per-lane indices is one scatter") {
   const std::string text = rune::to_string(rune::program(rune::vmap(scatter), x, idx, updates));
   CHECK(text.find("scatter_add(") == text.rfind("scatter_add("));  // one scatter, not one per lane
 }
+
+TEST_CASE("dynamic_slice with per-lane starts gathers its window axis by axis") {
+  Tensor x = nx::reshape(nx::arange(nx::float64, 0, 3 * 4 * 5), {3, 4, 5});  // lanes of [4, 5]
+  Tensor starts = nx::create(nx::int32, {3, 2}, {0, 0, 3, 4, -2, 1});      // clamped: (2, 2), (0, 1)
+  auto window = [](const Tensor& a, const Tensor& s) { return nx::dynamic_slice(a, s, {2, 3}); };
+  std::vector<Tensor> rows;
+  for (std::int64_t l = 0; l < 3; ++l) rows.push_back(window(nx::get(x, l), nx::get(starts, l)));
+  check_close(rune::vmap(window)(x, starts), nx::stack(rows));
+  check_close(rune::vmap([&](const Tensor& s) { return window(nx::get(x, 0), s); })(starts),
+              nx::stack({window(nx::get(x, 0), nx::get(starts, 0)), window(nx::get(x, 0), nx::get(starts, 1)),
+                         window(nx::get(x, 0), nx::get(starts, 2))}));
+  const std::string text = rune::to_string(rune::program(rune::vmap(window), x, starts));
+  CHECK(text.find("dynamic_slice(") == std::string::npos);  // gathers, not one slice per lane
+}
