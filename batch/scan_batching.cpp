@@ -74,14 +74,19 @@ std::vector<Tensor> scan_batched(BatchTrace& trace, const ir::Equation& eq, std:
   for (std::size_t i = 0; i < inputs.size(); ++i)
     if (is_xs(eq, i) && in.batched[i]) in.values[i] = nx::moveaxis(in.values[i], 0, 1);
   const std::size_t carries = std::size_t(eq.scan.carry_count);
+  // The fixpoint: while the step returns batched a carry it received
+  // unbatched, batch that carry and trace the step again.
   BatchedStep step = trace_step(trace, eq, in);
-  for (std::size_t k = 0; k < carries; ++k)  // the fixpoint: batch the carries the step batches
-    if (step.results_batched[k] && !in.batched[k]) {
-      in.values[k] = trace.stacked(in.values[k]);
-      in.batched[k] = true;
-      step = trace_step(trace, eq, in);
-      k = std::size_t(-1);  // (from the first carry again)
-    }
+  auto newly_batched = [&] {
+    for (std::size_t k = 0; k < carries; ++k)
+      if (step.results_batched[k] && !in.batched[k]) return k;
+    return carries;
+  };
+  for (std::size_t k = newly_batched(); k < carries; k = newly_batched()) {
+    in.values[k] = trace.stacked(in.values[k]);
+    in.batched[k] = true;
+    step = trace_step(trace, eq, in);
+  }
   std::vector<Tensor> scan_inputs = in.values;
   scan_inputs.insert(scan_inputs.end(), step.captures.begin(), step.captures.end());
   ir::Equation batched_scan = eq;
