@@ -232,3 +232,22 @@ TEST_CASE("dynamic_slice with per-lane starts gathers its window axis by axis") 
   const std::string text = rune::to_string(rune::program(rune::vmap(window), x, starts));
   CHECK(text.find("dynamic_slice(") == std::string::npos);  // gathers, not one slice per lane
 }
+
+TEST_CASE("custom rules under vmap keep their rules") {
+  // The pullback says 30 v^2 (ten times the true derivative), so the rule is seen to apply.
+  auto cube = rune::custom_vjp([](const Tensor& v) {
+    return std::pair{v * v * v, [v](const Tensor& ct) { return ct * v * v * 30.; }};
+  });
+  auto square = rune::custom_jvp([](const Tensor& v) {
+    return std::pair{v * v, [v](const Tensor& t) { return t * v * 20.; }};
+  });
+  Tensor xs = f64({2, 3}, {1, 2, 3, 4, 5, 6});
+  auto loss = [&](const Tensor& r) { return nx::sum(cube(r)); };
+  CHECK(test::text(rune::vmap(cube)(xs)) == "float64 [2, 3] [[1, 8, 27], [64, 125, 216]]");
+  const std::string rule = "float64 [2, 3] [[30, 120, 270], [480, 750, 1080]]";
+  CHECK(test::text(rune::vmap(rune::grad(loss))(xs)) == rule);
+  CHECK(test::text(rune::grad([&](const Tensor& m) { return nx::sum(rune::vmap(loss)(m)); }, xs)) == rule);
+  CHECK(test::text(rune::jit(rune::vmap(rune::grad(loss)))(xs)) == rule);
+  CHECK(test::text(rune::vmap(rune::grad([&](const Tensor& r) { return nx::sum(square(r)); }))(xs)) ==
+        "float64 [2, 3] [[20, 40, 60], [80, 100, 120]]");
+}
