@@ -5,8 +5,7 @@
 // operand is broadcast by NumPy's rules (or as a view) rather than copied,
 // and `matmul` of a batched by an unbatched operand is one matmul; `take` and
 // `scatter_add` with per-lane indices address the lanes laid end to end, and
-// `dynamic_slice` with per-lane starts gathers its window axis by axis;
-// `dynamic_update_slice` with per-lane starts runs lane by lane.
+// dynamic slices with per-lane starts gather their windows axis by axis.
 #include <algorithm>
 
 #include "ops/derivatives.hpp"
@@ -180,6 +179,26 @@ Tensor slice_both_batched(const Tensor& x, const Tensor& starts, const Shape& si
   return out;
 }
 
+// dynamic_update_slice with per-lane starts: each position of x takes the
+// update's element at (position - start) (gathered axis by axis, clamped)
+// where it falls in the window, and keeps its own elsewhere. Gathers and a
+// select copy elements, so the result has the lanes' bits exactly.
+Tensor update_both_batched(const Tensor& x, const Tensor& update, const Tensor& starts, std::int64_t lanes) {
+  Tensor placed = update, inside;
+  const std::size_t rank = std::size_t(x.ndim() - 1);
+  for (std::size_t d = 0; d < rank; ++d) {
+    const std::int64_t n = x.shape()[d + 1], w = update.shape()[d + 1], at = std::int64_t(d);
+    Tensor start = clamp(cast(slice(starts, {0, at}, {lanes, at + 1}), int64), 0., double(n - w));  // [lanes, 1]
+    Tensor offset = arange(int64, 0, double(n)) - start;                                           // [lanes, n]
+    placed = take_both_batched(placed, clamp(offset, 0., double(w - 1)), at, lanes);
+    Shape along(rank + 1, 1);
+    along[0] = lanes, along[d + 1] = n;
+    Tensor in_window = reshape(logical_and(greater_equal(offset, 0.), less(offset, double(w))), along);
+    inside = d == 0 ? in_window : logical_and(inside, in_window);
+  }
+  return rank == 0 ? placed : where(inside, placed, x);
+}
+
 // take(x, indices, axis): per-lane indices into a shared operand give the
 // lanes where the indices' axes land; indices shared by the lanes index
 // axis + 1 of the batched operand.
@@ -216,6 +235,8 @@ Tensor indexed_batch(Prim p, std::span<const Tensor> x, std::span<const bool> ba
   }
   if (p == Prim::dynamic_slice && batched[k])
     return slice_both_batched(every_lane(x[0], batched[0], lanes), x[k], params.shape, lanes);
+  if (p == Prim::dynamic_update_slice && batched[k] && x[1].numel() > 0)
+    return update_both_batched(every_lane(x[0], batched[0], lanes), every_lane(x[1], batched[1], lanes), x[k], lanes);
   if (batched[k]) return lane_by_lane(p, x, batched, params, lanes);
   std::vector<Tensor> operands = all_lanes(x, batched, lanes);
   operands[k] = x[k];

@@ -251,3 +251,19 @@ TEST_CASE("custom rules under vmap keep their rules") {
   CHECK(test::text(rune::vmap(rune::grad([&](const Tensor& r) { return nx::sum(square(r)); }))(xs)) ==
         "float64 [2, 3] [[20, 40, 60], [80, 100, 120]]");
 }
+
+TEST_CASE("dynamic_update_slice with per-lane starts places each window exactly") {
+  Tensor x = nx::reshape(nx::arange(nx::float64, 0, 3 * 4 * 5), {3, 4, 5}) * -1.;
+  Tensor updates = nx::reshape(nx::arange(nx::float64, 0, 3 * 2 * 3), {3, 2, 3}) + 0.5;
+  Tensor starts = nx::create(nx::int32, {3, 2}, {0, 0, 3, 4, -2, 1});
+  auto place = [](const Tensor& a, const Tensor& u, const Tensor& s) { return nx::dynamic_update_slice(a, u, s); };
+  std::vector<Tensor> rows;
+  for (std::int64_t l = 0; l < 3; ++l) rows.push_back(place(nx::get(x, l), nx::get(updates, l), nx::get(starts, l)));
+  CHECK(test::text(rune::vmap(place)(x, updates, starts)) == test::text(nx::stack(rows)));
+  Tensor flags = nx::create(nx::bool_, {3, 1}, {1, 1, 1});
+  auto mark = [](const Tensor& s, const Tensor& f) { return nx::dynamic_update_slice(nx::zeros(nx::bool_, {4}), f, s); };
+  CHECK(test::text(rune::vmap(mark)(nx::create(nx::int32, {3, 1}, {0, 2, 9}), flags)) ==
+        "bool [3, 4] [[true, false, false, false], [false, false, true, false], [false, false, false, true]]");
+  const std::string text = rune::to_string(rune::program(rune::vmap(place), x, updates, starts));
+  CHECK(text.find("dynamic_update_slice(") == std::string::npos);  // one select, not one update per lane
+}
