@@ -64,8 +64,7 @@ Tensor arange(DType dtype, double start, double stop, double step) {
     ops::fail("nx::arange", "start, stop and step must be finite and step nonzero");
   double count = std::ceil((stop - start) / step);
   if (count > double(ops::max_elements))
-    ops::fail("nx::arange", "the range holds more than " + std::string(ops::max_elements_text) +
-                                " elements (the most one value may hold)");
+    ops::fail("nx::arange", "the range holds " + ops::more_than_a_value_holds());
   return generated(dtype, count > 0 ? std::int64_t(count) : 0, [&](std::int64_t i) { return start + double(i) * step; });
 }
 

@@ -15,6 +15,10 @@ std::optional<std::int64_t> multiply_lengths(std::int64_t a, std::int64_t b) {
   return a * b;
 }
 
+std::string more_than_a_value_holds() {
+  return "more than " + std::string(max_elements_text) + " elements (the most one value may hold)";
+}
+
 std::optional<std::string> shape_problem(const Shape& shape) {
   if (shape.size() > max_rank)
     return "has rank " + std::to_string(shape.size()) + ", more than " + std::to_string(max_rank);
@@ -28,9 +32,8 @@ std::optional<std::string> shape_problem(const Shape& shape) {
     if (extent && d != 0) extent = multiply_lengths(*extent, d);
   }
   if (extent) return std::nullopt;
-  const std::string limit(max_elements_text);
-  if (empty) return "is too large: its nonzero lengths multiply to more than " + limit;
-  return "holds more than " + limit + " elements (the most one value may hold)";
+  if (empty) return "is too large: its nonzero lengths multiply to more than " + std::string(max_elements_text);
+  return "holds " + more_than_a_value_holds();
 }
 
 void check_shape(std::string_view api, const Shape& shape) {

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "rune/dtype.hpp"
@@ -21,6 +22,8 @@ namespace nx::ops {
 using nx::max_elements;  // (rune/dtype.hpp)
 using nx::max_rank;
 inline constexpr std::string_view max_elements_text = "2^48";
+// "more than 2^48 elements (the most one value may hold)", as the errors say it.
+std::string more_than_a_value_holds();
 
 // Why `shape` is not valid ("has a negative length", ...), or nothing.
 std::optional<std::string> shape_problem(const Shape& shape);

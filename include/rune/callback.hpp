@@ -40,10 +40,10 @@ R callback(F f, const R& like, const Args&... args) {
         },
         shapes);
     R result = std::apply(f, concrete);
-    (void)result_leaves("rune::callback", result);
+    std::vector<nx::Tensor> out = result_leaves("rune::callback", result);
     if (auto d = first_difference(result, like, "in what the callback returned", "in like"))
       detail::callback_result_differs(*d);
-    return leaves(result);
+    return out;
   };
   std::vector<nx::Tensor> like_leaves = leaves(like);
   std::vector<nx::Tensor> out = detail::bind_callback(in, like_leaves, run);

@@ -34,12 +34,11 @@ auto scan(F f, const C& init, const X& xs) {
   auto [carry_out, y] = f(carry_in, row_in);
   static_assert(std::is_same_v<std::decay_t<decltype(carry_out)>, C>,
                 "rune::scan: the step must return the carry's type as the first of its pair");
-  (void)result_leaves("rune::scan", std::pair{carry_out, y});
+  // The carry's leaves, then y's (the pair's walk order).
+  std::vector<nx::Tensor> results = result_leaves("rune::scan", std::pair{carry_out, y});
   if (auto difference = first_difference(carry_out, carry_in, "in the carry the step returned",
                                          "in the carry it received"))
     detail::scan_carry_differs(*difference);
-  std::vector<nx::Tensor> results = leaves(carry_out), y_leaves = leaves(y);
-  results.insert(results.end(), y_leaves.begin(), y_leaves.end());
   auto step = staging.finish(results);
 
   std::vector<nx::Tensor> inputs = init_leaves;
