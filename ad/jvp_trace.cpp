@@ -1,7 +1,6 @@
 #include "ad/jvp_trace.hpp"
 
-#include "ad/custom_rules.hpp"
-#include "ad/scan_rules.hpp"
+#include "ir/construct.hpp"
 #include "ops/errors.hpp"
 
 namespace rune::ad {
@@ -58,22 +57,9 @@ nx::Tensor JvpTrace::process(ir::Prim p, std::span<const nx::Tensor> operands, c
 }
 
 std::vector<nx::Tensor> JvpTrace::process_construct(const ir::Equation& eq, std::span<const nx::Tensor> inputs) {
-  if (eq.kind == ir::OpKind::scan) return scan_jvp(*this, eq, inputs);
-  if (eq.kind == ir::OpKind::custom) return custom_jvp(*this, eq, inputs);
-  std::vector<nx::Tensor> primals;
-  bool tangents = false;
-  for (const nx::Tensor& t : inputs) {
-    primals.push_back(primal_of(t));
-    tangents = tangents || tangent_of(t).defined();
-  }
-  if (eq.kind == ir::OpKind::check)  // checks read values, not derivatives
-    return ir::bind_construct(eq, primals, "nx::check");
-  if (eq.kind == ir::OpKind::callback) {
-    if (tangents)
-      nx::ops::fail(entry_point(), "rune::callback has no derivative; give the function a custom_jvp or custom_vjp rule");
-    return ir::bind_construct(eq, primals, "rune::callback");
-  }
-  nx::ops::fail(entry_point(), "this construct has no derivative");
+  const auto& rules = ir::construct_rules(eq.kind);
+  if (!rules.jvp) nx::ops::fail(entry_point(), std::string(rules.entry_point) + " has no derivative");
+  return rules.jvp(*this, eq, inputs);
 }
 
 }  // namespace rune::ad

@@ -2,8 +2,7 @@
 
 #include <optional>
 
-#include "ad/scan_rules.hpp"
-#include "ir/eval.hpp"
+#include "ir/construct.hpp"
 #include "ops/derivatives.hpp"
 #include "ops/errors.hpp"
 
@@ -35,39 +34,27 @@ struct Transposer {
     return cts;
   }
 
-  // A custom_vjp's pullback: its program maps the output cotangents and its
-  // captures (the fixed inputs after the linear ones) to the inputs' cotangents.
-  void linear_call(const ir::Equation& eq) {
+  // A construct: its table's transpose rule.
+  void construct(const ir::Equation& eq) {
     auto cts = output_cotangents(eq);
     if (!cts) return;
-    std::vector<nx::Tensor> args = *cts;
-    for (std::size_t k = 0; k < args.size(); ++k)
-      if (!args[k].defined()) args[k] = nx::ops::zeros_of(p.types[std::size_t(eq.outputs[k])]);
-    const std::size_t residuals = eq.call->transpose->params.size() - eq.outputs.size();
-    const std::size_t tangents = eq.inputs.size() - residuals;  // (some may be fixed zeros)
-    for (std::size_t i = tangents; i < eq.inputs.size(); ++i) args.push_back(fixed[std::size_t(eq.inputs[i])]);
-    std::vector<nx::Tensor> in = ir::evaluate(*eq.call->transpose, args);
-    for (std::size_t i = 0; i < tangents; ++i)
-      if (linear[std::size_t(eq.inputs[i])]) contribute(eq.inputs[i], in[i]);
-  }
-
-  void scan(const ir::Equation& eq) {
-    auto cts = output_cotangents(eq);
-    if (!cts) return;
+    const auto& rules = ir::construct_rules(eq.kind);
+    if (!rules.transpose)
+      nx::ops::internal_error("the transpose rule of " + std::string(rules.entry_point),
+                              "missing (linear programs hold linear constructs)");
     std::vector<nx::Tensor> operands;
     std::vector<ir::TensorType> types;
     for (int v : eq.inputs) {
       operands.push_back(linear[std::size_t(v)] ? nx::Tensor() : fixed[std::size_t(v)]);
       types.push_back(p.types[std::size_t(v)]);
     }
-    std::vector<nx::Tensor> in = scan_transpose(eq, operands, types, *cts);
+    std::vector<nx::Tensor> in = rules.transpose(eq, operands, types, *cts);
     for (std::size_t i = 0; i < eq.inputs.size(); ++i)
       if (linear[std::size_t(eq.inputs[i])]) contribute(eq.inputs[i], in[i]);
   }
 
   void equation(const ir::Equation& eq) {
-    if (eq.kind == ir::OpKind::linear_call) return linear_call(eq);
-    if (eq.kind == ir::OpKind::scan) return scan(eq);
+    if (eq.kind != ir::OpKind::primitive) return construct(eq);
     const nx::Tensor ct = cotangent[std::size_t(eq.outputs[0])];
     if (!ct.defined()) return;
     std::vector<nx::Tensor> operands;

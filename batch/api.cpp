@@ -78,11 +78,13 @@ nx::Tensor gathered(batch::BatchTrace& map, const nx::Tensor& x) {
 batch::BatchTrace& named_map(std::string_view api, Axis a) {
   batch::BatchTrace* map = batch::innermost_map(a.id);
   if (!map || a.id == 0) nx::ops::fail(api, "no map of this axis is running (name one with rune::vmap(f, axis))");
+  if (!map->gathering_forbidden().empty()) nx::ops::fail(api, map->gathering_forbidden());
   return *map;
 }
 
 nx::Tensor index_in(batch::BatchTrace* map) {
   if (!map) return nx::scalar(nx::int32, 0);
+  if (map->lane_indices().defined()) return map->wrap(map->lane_indices());
   return map->wrap(nx::arange(nx::int32, 0, double(map->lanes())));
 }
 }  // namespace

@@ -2,7 +2,7 @@
 
 #include <boost/container/small_vector.hpp>
 
-#include "batch/scan_batching.hpp"
+#include "ir/construct.hpp"
 #include "ops/concrete.hpp"
 #include "ops/errors.hpp"
 #include "rune/nx.hpp"
@@ -76,11 +76,11 @@ nx::Tensor BatchTrace::process(ir::Prim p, std::span<const nx::Tensor> operands,
   return wrap(out);
 }
 
-// A scan is batched (batch/scan_batching.cpp); the other constructs run
-// lane by lane: each lane's inputs (a row of each batched one), the outputs
-// stacked. A callback thus runs once per lane, on that lane's values.
+// A construct with a batching rule applies it; the others run lane by lane:
+// each lane's inputs (a row of each batched one), the outputs stacked. A
+// callback thus runs once per lane, on that lane's values.
 std::vector<nx::Tensor> BatchTrace::process_construct(const ir::Equation& eq, std::span<const nx::Tensor> inputs) {
-  if (eq.kind == ir::OpKind::scan) return scan_batched(*this, eq, inputs);
+  if (auto batch = ir::construct_rules(eq.kind).batch) return batch(*this, eq, inputs);
   std::vector<std::vector<nx::Tensor>> rows;
   for (std::int64_t i = 0; i < lanes_; ++i) {
     std::vector<nx::Tensor> lane;

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ir/construct.hpp"
 #include "ir/program.hpp"
 #include "rune/nx.hpp"
 #include "rune/program.hpp"
@@ -42,7 +43,9 @@ std::int64_t work(const rune::ir::Program& p) {
   }
   for (const rune::ir::Equation& eq : p.equations)
     for (const auto& sub : eq.programs) {
-      const std::int64_t rows = eq.kind == rune::ir::OpKind::scan ? eq.scan.length : 1;
+      // (a loop's count bounds how often its sub-programs run)
+      const auto& text = rune::ir::construct_rules(eq.kind).text;
+      const std::int64_t rows = text && !text->unit.empty() ? rune::ir::construct_rules(eq.kind).count(eq) : 1;
       total = std::min(total + capped_product(rows, work(*sub)), cap + 1);
     }
   return total;

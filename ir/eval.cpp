@@ -1,5 +1,6 @@
 #include "ir/eval.hpp"
 
+#include "ir/construct.hpp"
 #include "ir/trace.hpp"
 #include "ops/concrete.hpp"
 #include "ops/errors.hpp"
@@ -31,12 +32,8 @@ void check_arguments(const Program& p, std::span<const nx::Tensor> args) {
 }
 
 std::string_view entry_point(const Equation& eq) {
-  switch (eq.kind) {
-    case OpKind::check: return "nx::check";
-    case OpKind::callback: return "rune::callback";
-    case OpKind::custom: return eq.rule->reverse_only ? "rune::custom_vjp" : "rune::custom_jvp";
-    default: return "rune::scan";
-  }
+  if (eq.kind == OpKind::custom && eq.rule->reverse_only) return "rune::custom_vjp";
+  return construct_rules(eq.kind).entry_point;
 }
 
 std::vector<nx::Tensor> evaluate(const Program& program, std::span<const nx::Tensor> args) {
@@ -60,81 +57,8 @@ std::vector<nx::Tensor> evaluate(const Program& program, std::span<const nx::Ten
   return results;
 }
 
-namespace {
-// Runs the step once per row and stacks the outputs.
-std::vector<nx::Tensor> eager_scan(const Equation& eq, std::span<const nx::Tensor> inputs) {
-  const ScanInfo& s = eq.scan;
-  const Program& step = *eq.programs[0];
-  std::vector<nx::Tensor> args(inputs.begin(), inputs.end());
-  std::vector<std::vector<nx::Tensor>> ys(step.results.size() - std::size_t(s.carry_count));
-  for (std::int64_t row = 0; row < s.length; ++row) {
-    for (int k = 0; k < s.xs_count; ++k)
-      args[std::size_t(s.carry_count + k)] = nx::get(inputs[std::size_t(s.carry_count + k)], row);
-    std::vector<nx::Tensor> out = evaluate(step, args);
-    for (int k = 0; k < s.carry_count; ++k) args[std::size_t(k)] = out[std::size_t(k)];
-    for (std::size_t k = 0; k < ys.size(); ++k) ys[k].push_back(out[std::size_t(s.carry_count) + k]);
-  }
-  std::vector<nx::Tensor> results(args.begin(), args.begin() + s.carry_count);
-  for (std::size_t k = 0; k < ys.size(); ++k) {
-    if (s.length > 0) {
-      results.push_back(nx::stack(ys[k]));
-    } else {  // no rows: empty stacks of the step's output types
-      TensorType t = step.types[std::size_t(step.results[std::size_t(s.carry_count) + k])];
-      t.shape.insert(t.shape.begin(), 0);
-      results.push_back(nx::zeros(t.dtype, t.shape));
-    }
-  }
-  return results;
-}
-}  // namespace
-
-namespace {
-// The multi-index of the k-th element in C order.
-nx::Index unravel(std::size_t k, const nx::Shape& shape) {
-  nx::Index index(shape.size());
-  for (std::size_t d = shape.size(); d-- > 0;) {
-    index[d] = std::int64_t(k % std::size_t(shape[d]));
-    k /= std::size_t(shape[d]);
-  }
-  return index;
-}
-
-// The element at index, as a scalar tensor.
-nx::Tensor element(const nx::Tensor& t, const nx::Index& index) {
-  nx::Shape stop = index;
-  for (auto& i : stop) ++i;
-  return nx::reshape(nx::slice(t, index, stop), {});
-}
-
-// Throws the exception the check makes for the first false condition
-// element; a data leaf shaped like that condition is given at the index.
-void eager_check(const Equation& eq, std::span<const nx::Tensor> inputs) {
-  const auto conditions = std::size_t(eq.check->condition_count);
-  for (std::size_t c = 0; c < conditions; ++c) {
-    std::vector<bool> holds = nx::to_vector<bool>(inputs[c]);
-    for (std::size_t k = 0; k < holds.size(); ++k) {
-      if (holds[k]) continue;
-      const nx::Index index = unravel(k, inputs[c].shape());
-      std::vector<nx::Tensor> data;
-      for (const nx::Tensor& t : inputs.subspan(conditions))
-        data.push_back(t.ndim() > 0 && t.shape() == inputs[c].shape() ? element(t, index) : t);
-      std::rethrow_exception(eq.check->make(index, data));
-    }
-  }
-}
-}  // namespace
-
 std::vector<nx::Tensor> eager_construct(const Equation& eq, std::span<const nx::Tensor> inputs) {
-  switch (eq.kind) {
-    case OpKind::check: eager_check(eq, inputs); return {};
-    case OpKind::callback: return eq.host->run(inputs);
-    case OpKind::scan: return eager_scan(eq, inputs);
-    case OpKind::custom:  // recorded in a program: its program; called directly: its C++
-      return eq.programs.empty() ? eq.rule->call(inputs) : evaluate(*eq.programs[0], inputs);
-    case OpKind::linear_call:
-      nx::ops::fail("rune::jvp", "a custom_vjp rule has no forward derivative; give the function a custom_jvp rule");
-    default: return {};
-  }
+  return construct_rules(eq.kind).eager(eq, inputs);
 }
 
 }  // namespace rune::ir

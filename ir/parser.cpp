@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/construct.hpp"
 #include "ir/text.hpp"
 #include "ir/trace.hpp"
 #include "ops/concrete.hpp"
@@ -195,7 +196,7 @@ struct Site {
   std::vector<Decl> outputs;
   std::vector<Ref> operands;
   std::vector<std::pair<std::string_view, TensorType>> declared;  // a Map's operands: name and type
-  std::unique_ptr<Scope> step;                                    // a scan's step program
+  std::vector<std::unique_ptr<Scope>> programs;                   // a construct's sub-programs
 };
 
 // One program being read. The text does not print parameter types: they
@@ -210,42 +211,55 @@ struct Scope {
   std::vector<Site> sites;  // one per equation
 };
 
-bool is_xs(const Equation& eq, std::size_t i) {
-  return int(i) >= eq.scan.carry_count && int(i) < eq.scan.carry_count + eq.scan.xs_count;
-}
 bool learn(std::optional<TensorType>& known, const std::optional<TensorType>& type) {
   if (known || !type) return false;
   known = type;
   return true;
 }
 
-// A scan input's type as its step's parameter sees it (a row of each xs;
-// none when an xs has not `length` rows: the checks report that), and back.
-std::optional<TensorType> as_step_param(const Equation& eq, std::size_t k, std::optional<TensorType> t) {
-  if (!t || !is_xs(eq, k)) return t;
-  if (t->shape.empty() || t->shape[0] != eq.scan.length) return std::nullopt;
+// The input of a construct that gives a sub-program's parameter its type
+// (ConstructRules::param_source), or -1.
+int source_of(const Equation& eq, std::size_t program, std::size_t param, bool* row) {
+  const int i = construct_rules(eq.kind).param_source(eq, program, param, row);
+  return i < int(eq.inputs.size()) ? i : -1;
+}
+
+// A construct input's type as a parameter sees it (a row, when it takes one:
+// none when the input has not `count` rows: the checks report that), and back.
+std::optional<TensorType> as_param(std::optional<TensorType> t, bool row, std::int64_t count) {
+  if (!t || !row) return t;
+  if (t->shape.empty() || t->shape[0] != count) return std::nullopt;
   t->shape.erase(t->shape.begin());
   return t;
 }
-std::optional<TensorType> as_scan_input(const Equation& eq, std::size_t k, std::optional<TensorType> t) {
-  if (t && is_xs(eq, k)) t->shape.insert(t->shape.begin(), eq.scan.length);
+std::optional<TensorType> as_input(std::optional<TensorType> t, bool row, std::int64_t count) {
+  if (t && row) t->shape.insert(t->shape.begin(), count);
   return t;
 }
 
 bool infer(Scope& s);
 
-bool infer_across(Scope& s, const Equation& eq, Scope& step) {
+bool infer_across(Scope& s, const Equation& eq, const std::vector<std::unique_ptr<Scope>>& programs) {
   bool learned = false;
-  for (std::size_t k = 0; k < eq.inputs.size() && k < step.program.params.size(); ++k) {
-    auto& outer = s.types[std::size_t(eq.inputs[k])];
-    auto& inner = step.types[std::size_t(step.program.params[k])];
-    learned = learn(inner, as_step_param(eq, k, outer)) || learn(outer, as_scan_input(eq, k, inner)) || learned;
+  const auto& rules = construct_rules(eq.kind);
+  const std::int64_t count = rules.text->unit.empty() ? 0 : rules.count(eq);
+  for (std::size_t j = 0; j < programs.size(); ++j) {
+    Scope& sub = *programs[j];
+    for (std::size_t k = 0; k < sub.program.params.size(); ++k) {
+      bool row = false;
+      const int i = source_of(eq, j, k, &row);
+      if (i < 0) continue;
+      auto& outer = s.types[std::size_t(eq.inputs[std::size_t(i)])];
+      auto& inner = sub.types[std::size_t(sub.program.params[k])];
+      learned = learn(inner, as_param(outer, row, count)) || learn(outer, as_input(inner, row, count)) || learned;
+    }
+    learned = infer(sub) || learned;
   }
-  return infer(step) || learned;
+  return learned;
 }
 
 // Spreads known types to parameters: from Map operand declarations, and
-// both ways between a scan's inputs and its step's parameters. Gives
+// both ways between a construct's inputs and its sub-programs' parameters. Gives
 // whether it learned anything; read() repeats it until not.
 bool infer(Scope& s) {
   bool learned = false;
@@ -253,7 +267,7 @@ bool infer(Scope& s) {
     const Site& site = s.sites[i];
     for (std::size_t k = 0; k < site.declared.size(); ++k)
       learned = learn(s.types[std::size_t(site.operands[k].value)], site.declared[k].second) || learned;
-    if (site.step) learned = infer_across(s, s.program.equations[i], *site.step) || learned;
+    if (!site.programs.empty()) learned = infer_across(s, s.program.equations[i], site.programs) || learned;
   }
   return learned;
 }
@@ -358,7 +372,7 @@ class Parser {
   void read_form(Scope& s, Equation& eq, Site& site, std::string_view form) {
     if (form == "Map") return map_form(s, eq, site);
     if (form == "constant") return constant_list(eq, site);
-    if (form == "scan") return scan_form(s, eq, site);
+    if (auto kind = construct_named(form)) return construct_form(s, eq, site, *kind);
     call_form(s, eq, site, form);
   }
 
@@ -519,28 +533,40 @@ class Parser {
     if (key == "axis") p.axis = in_.integer();
   }
 
-  // `scan N rows, init (...), xs (...), captures (...)`, then a `step` line
-  // and the step program.
-  void scan_form(const Scope& s, Equation& eq, Site& site) {
-    eq.kind = OpKind::scan;
-    eq.scan.length = in_.size();
-    in_.expect_word("rows");
-    eq.scan.carry_count = group(s, "init", site.operands);
-    eq.scan.xs_count = group(s, "xs", site.operands);
-    group(s, "captures", site.operands);
-    in_.end_line();
-    in_.expect_word("step");
+  // `<word> [N <unit>,] <group> (...), ...`, then each sub-program under
+  // its name (ir/construct.hpp's TextForm).
+  void construct_form(const Scope& s, Equation& eq, Site& site, OpKind kind) {
+    eq.kind = kind;
+    const ConstructRules& rules = construct_rules(kind);
+    const TextForm& form = *rules.text;
+    std::int64_t count = 0;
+    if (!form.unit.empty()) {
+      count = in_.size();
+      in_.expect_word(form.unit);
+    }
+    std::vector<int> sizes;
+    for (std::size_t g = 0; g < form.groups.size(); ++g)
+      sizes.push_back(group(s, form.groups[g], site.operands, g > 0 || !form.unit.empty()));
+    rules.from_text(eq, count, sizes);
     in_.end_line();
     if (depth_ == rune::max_nesting)
       fail_at(site.op, "sub-programs nest more than " + std::to_string(rune::max_nesting) + " deep");
     ++depth_;
-    site.step = std::make_unique<Scope>(program());
+    // The first sub-program is required; the others are read while their
+    // names follow (the construct's type rule checks their number).
+    for (std::size_t j = 0; j < form.programs.size() || form.repeats; ++j) {
+      const std::string_view name = form.programs[std::min(j, form.programs.size() - 1)];
+      if (j == 0) in_.expect_word(name);
+      else if (!in_.accept_word(name)) break;
+      in_.end_line();
+      site.programs.push_back(std::make_unique<Scope>(program()));
+    }
     --depth_;
   }
 
-  // `, part (%a, ...)`: appends the values to refs and gives their count.
-  int group(const Scope& s, std::string_view part, std::vector<Ref>& refs) {
-    in_.expect(',');
+  // `[,] part (%a, ...)`: appends the values to refs and gives their count.
+  int group(const Scope& s, std::string_view part, std::vector<Ref>& refs, bool comma) {
+    if (comma) in_.expect(',');
     in_.expect_word(part);
     in_.expect('(');
     if (in_.accept(')')) return 0;
@@ -577,11 +603,7 @@ class Parser {
     switch (eq.kind) {
       case OpKind::constant: given = {nx::ops::type_of(eq.constant)}; break;
       case OpKind::primitive: given = {primitive_type(eq, in, site.op)}; break;
-      case OpKind::scan: given = scan_types(eq, site, in); break;
-      case OpKind::linear_call:  // only in linear programs, which are never parsed
-      case OpKind::check:
-      case OpKind::callback:
-      case OpKind::custom: break;  // C++ code: never parsed
+      default: given = construct_types(eq, site, in); break;
     }
     check_outputs(site.outputs, given, site.op);
   }
@@ -619,17 +641,28 @@ class Parser {
                         " are not sorted, distinct axes of " + nx::ops::describe(x));
   }
 
-  // Checks the step (which needs the scan's inputs to fit it) and gives the
-  // scan's output types.
-  std::vector<TensorType> scan_types(Equation& eq, Site& site, const std::vector<TensorType>& in) {
-    for (std::size_t i = 0; i < in.size(); ++i)
-      if (is_xs(eq, i) && (in[i].shape.empty() || in[i].shape[0] != eq.scan.length))
-        fail_at(site.operands[i].at, value_text(site.operands[i].name) + " is " + type_text(in[i]) + ", not " +
-                                         count(std::size_t(eq.scan.length), "row"));
-    if (site.step->params.size() != in.size())
-      fail_at(site.op, "the step takes " + count(site.step->params.size(), "value") + ", the scan gives " +
-                           std::to_string(in.size()));
-    eq.programs.push_back(std::make_shared<const Program>(check(*site.step)));
+  // Checks the sub-programs (which need the construct's inputs to fit them)
+  // and gives the construct's output types.
+  std::vector<TensorType> construct_types(Equation& eq, Site& site, const std::vector<TensorType>& in) {
+    const ConstructRules& rules = construct_rules(eq.kind);
+    const TextForm& form = *rules.text;
+    for (std::size_t j = 0; j < site.programs.size(); ++j) {
+      const std::size_t params = site.programs[j]->params.size();
+      for (std::size_t k = 0; k < params; ++k) {
+        bool row = false;
+        const int i = rules.param_source(eq, j, k, &row);
+        if (i >= int(in.size()))
+          fail_at(site.op, "the " + std::string(form.programs[std::min(j, form.programs.size() - 1)]) + " takes " +
+                               count(params, "value") + ", the " + std::string(form.word) + " gives " +
+                               std::to_string(in.size()));
+        if (i >= 0 && row && (in[std::size_t(i)].shape.empty() || in[std::size_t(i)].shape[0] != rules.count(eq))) {
+          const Ref& r = site.operands[std::size_t(i)];
+          fail_at(r.at, value_text(r.name) + " is " + type_text(in[std::size_t(i)]) + ", not " +
+                            count(std::size_t(rules.count(eq)), "row"));
+        }
+      }
+    }
+    for (auto& sub : site.programs) eq.programs.push_back(std::make_shared<const Program>(check(*sub)));
     try {
       return construct_output_types(eq, in);
     } catch (const std::invalid_argument& e) {

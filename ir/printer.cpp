@@ -1,6 +1,7 @@
 #include <cstring>
 #include <map>
 
+#include "ir/construct.hpp"
 #include "ir/text.hpp"
 #include "ops/concrete.hpp"
 
@@ -79,21 +80,27 @@ void mark_declared(const Program& p, Typed& typed) {
   }
 }
 
-// Passes types across scans until nothing changes; true if anything did.
+// Passes types across constructs until nothing changes; true if anything did.
 bool propagate(const Program& p, Typed& typed) {
   bool changed = false;
   for (const Equation& eq : p.equations) {
-    if (eq.kind != OpKind::scan) continue;
-    const Program& step = *eq.programs[0];
-    for (std::size_t i = 0; i < eq.inputs.size(); ++i) {
-      auto outer = typed[&p][std::size_t(eq.inputs[i])];
-      auto inner = typed[&step][std::size_t(step.params[i])];
-      if (outer != inner) {
-        outer = inner = true;
-        changed = true;
+    if (!is_construct(eq.kind) || !construct_rules(eq.kind).text) continue;
+    const auto source = construct_rules(eq.kind).param_source;
+    for (std::size_t j = 0; j < eq.programs.size(); ++j) {
+      const Program& sub = *eq.programs[j];
+      for (std::size_t k = 0; k < sub.params.size(); ++k) {
+        bool row = false;
+        const int i = source(eq, j, k, &row);
+        if (i < 0) continue;
+        auto outer = typed[&p][std::size_t(eq.inputs[std::size_t(i)])];
+        auto inner = typed[&sub][std::size_t(sub.params[k])];
+        if (outer != inner) {
+          outer = inner = true;
+          changed = true;
+        }
       }
+      changed = propagate(sub, typed) || changed;
     }
-    changed = propagate(step, typed) || changed;
   }
   return changed;
 }
@@ -162,7 +169,6 @@ class Printer {
         if (is_elementwise(eq.prim)) return map(eq, p, head, indent);
         return line(indent, head + std::string(nx::ops::info(eq.prim).name) + "(" + names_of(eq.inputs) + ")" +
                                 params_text(eq.params));
-      case OpKind::scan: return scan(eq, head, indent);
       case OpKind::linear_call: return line(indent, head + "pullback(" + names_of(eq.inputs) + ")");
       case OpKind::custom:
         line(indent, head + std::string(eq.rule->name()) + "(" + names_of(eq.inputs) + ")");
@@ -171,6 +177,7 @@ class Printer {
       case OpKind::check:
         return line(indent, head + "check " + std::to_string(eq.check->condition_count) + " conditions (" +
                                 names_of(eq.inputs) + ")");
+      default: return construct(eq, head, indent);  // the constructs with text
     }
   }
 
@@ -200,17 +207,26 @@ class Printer {
     line(indent + 2, "with " + with);
   }
 
-  void scan(const Equation& eq, const std::string& head, int indent) {
-    const ScanInfo& s = eq.scan;
-    auto part = [&](int from, int to) {
-      return names_of(std::vector<int>(eq.inputs.begin() + from, eq.inputs.begin() + to));
-    };
-    const int n = int(eq.inputs.size());
-    line(indent, head + "scan " + std::to_string(s.length) + " rows, init (" + part(0, s.carry_count) + "), xs (" +
-                     part(s.carry_count, s.carry_count + s.xs_count) + "), captures (" +
-                     part(s.carry_count + s.xs_count, n) + ")");
-    line(indent + 2, "step");
-    program(*eq.programs[0], indent + 4);
+  // `<word> [<count> <unit>,] <group> (...), ...`, then each sub-program
+  // under its name (ir/construct.hpp's TextForm).
+  void construct(const Equation& eq, const std::string& head, int indent) {
+    const ConstructRules& rules = construct_rules(eq.kind);
+    const TextForm& form = *rules.text;
+    std::string text = head + std::string(form.word);
+    if (!form.unit.empty()) text += " " + std::to_string(rules.count(eq)) + " " + std::string(form.unit) + ",";
+    std::size_t from = 0;
+    const std::vector<int> sizes = rules.group_sizes(eq, eq.inputs.size());
+    for (std::size_t g = 0; g < sizes.size(); ++g) {
+      const auto to = from + std::size_t(sizes[g]);
+      text += (g ? ", " : " ") + std::string(form.groups[g]) + " (" +
+              names_of(std::vector<int>(eq.inputs.begin() + long(from), eq.inputs.begin() + long(to))) + ")";
+      from = to;
+    }
+    line(indent, text);
+    for (std::size_t j = 0; j < eq.programs.size(); ++j) {
+      line(indent + 2, std::string(form.programs[std::min(j, form.programs.size() - 1)]));
+      program(*eq.programs[j], indent + 4);
+    }
   }
 };
 

@@ -2,9 +2,8 @@
 
 #include <cstring>
 
+#include "ir/construct.hpp"
 #include "ops/concrete.hpp"
-#include "ops/errors.hpp"
-#include "ops/sizes.hpp"
 
 namespace rune::ir {
 
@@ -16,19 +15,21 @@ bool same_constant(const nx::Tensor& a, const nx::Tensor& b) {
                      std::size_t(a.numel()) * nx::size_of(a.dtype())) == 0;
 }
 
+// C++ code (checks, callbacks, custom rules) is the same only when it is the
+// same object.
 bool equal(const Equation& a, const Equation& b) {
   if (a.kind != b.kind || a.inputs != b.inputs || a.outputs != b.outputs) return false;
   switch (a.kind) {
     case OpKind::primitive: return a.prim == b.prim && a.params == b.params;
     case OpKind::constant: return same_constant(a.constant, b.constant);
-    case OpKind::scan:
-      return a.scan == b.scan && a.programs.size() == b.programs.size() && equal(*a.programs[0], *b.programs[0]);
-    case OpKind::linear_call: return a.call == b.call;
-    case OpKind::check: return a.check == b.check;
-    case OpKind::callback: return a.host == b.host;
-    case OpKind::custom: return a.rule == b.rule;
+    default: break;
   }
-  return false;
+  if (a.info != b.info || a.call != b.call || a.check != b.check || a.host != b.host || a.rule != b.rule ||
+      a.programs.size() != b.programs.size())
+    return false;
+  for (std::size_t i = 0; i < a.programs.size(); ++i)
+    if (!equal(*a.programs[i], *b.programs[i])) return false;
+  return true;
 }
 }  // namespace
 
@@ -41,59 +42,8 @@ bool equal(const Program& a, const Program& b) {
   return true;
 }
 
-namespace {
-std::vector<TensorType> scan_output_types(const Equation& eq, const std::vector<TensorType>& in) {
-  const ScanInfo& s = eq.scan;
-  const Program& step = *eq.programs.at(0);
-  auto fail = [](const std::string& m) { nx::ops::fail("rune::scan", m); };
-  if (in.size() + 0 != step.params.size() || s.carry_count + s.xs_count > int(in.size()))
-    fail("the step takes " + std::to_string(step.params.size()) + " values, the scan gives " +
-         std::to_string(in.size()));
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    TensorType want = step.types[std::size_t(step.params[i])];
-    TensorType given = in[i];
-    if (int(i) >= s.carry_count && int(i) < s.carry_count + s.xs_count) {
-      if (given.shape.empty() || given.shape[0] != s.length)
-        fail("xs value " + std::to_string(i - std::size_t(s.carry_count)) + " is " + nx::ops::to_string(given) +
-             ", not " + std::to_string(s.length) + " rows");
-      given.shape.erase(given.shape.begin());
-    }
-    if (want != given)
-      fail("input " + std::to_string(i) + " is " + nx::ops::to_string(given) + ", the step takes " +
-           nx::ops::to_string(want));
-  }
-  if (step.results.size() < std::size_t(s.carry_count))
-    fail("the step returns " + std::to_string(step.results.size()) + (step.results.size() == 1 ? " value" : " values") +
-         ", fewer than the " + std::to_string(s.carry_count) + " of the carry");
-  std::vector<TensorType> out;
-  for (std::size_t r = 0; r < step.results.size(); ++r) {
-    TensorType t = step.types[std::size_t(step.results[r])];
-    if (int(r) < s.carry_count) {
-      if (t != in[r])
-        fail("the step returns carry " + std::to_string(r) + " as " + nx::ops::to_string(t) + ", it receives " +
-             nx::ops::to_string(in[r]));
-    } else {
-      t.shape.insert(t.shape.begin(), s.length);
-      nx::ops::check_shape("rune::scan", t.shape);
-    }
-    out.push_back(t);
-  }
-  return out;
-}
-}  // namespace
-
 std::vector<TensorType> construct_output_types(const Equation& eq, const std::vector<TensorType>& inputs) {
-  switch (eq.kind) {
-    case OpKind::scan: return scan_output_types(eq, inputs);
-    case OpKind::linear_call: return eq.call->output_types;
-    case OpKind::callback: return eq.host->output_types;
-    case OpKind::custom: {
-      std::vector<TensorType> out;
-      for (int v : eq.programs.at(0)->results) out.push_back(eq.programs[0]->types[std::size_t(v)]);
-      return out;
-    }
-    default: return {};
-  }
+  return construct_rules(eq.kind).output_types(eq, inputs);
 }
 
 }  // namespace rune::ir

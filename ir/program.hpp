@@ -9,13 +9,10 @@
 // functions document); no equation has a side effect, so dead equations can
 // be removed and equal ones merged.
 //
-// A construct is an equation holding sub-programs. scan: inputs are the
-// initial carry (carry_count values), the scanned arrays (xs_count values,
-// each with a leading axis of `length` rows) and the captures (the rest,
-// values of the enclosing program the step reads); its step program takes
-// (carry..., row of each xs..., captures...) and returns (carry..., y...);
-// the scan's outputs are the final carry and each y stacked along a new
-// leading axis of `length` rows.
+// A construct is an equation holding sub-programs (or C++ code); its rules
+// are in the construct table (ir/construct.hpp), its payload below. The
+// captures of a sub-program are values of the enclosing program it reads,
+// passed as the construct's last inputs.
 //
 // A check (nx::check) has the conditions and the data as inputs and no
 // outputs; evaluating it throws when a condition element is false. A
@@ -30,6 +27,7 @@
 #include <memory>
 #include <span>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "ops/primitive.hpp"
@@ -49,7 +47,11 @@ enum class OpKind : std::uint8_t {
   check,        // nx::check: inputs are the conditions then the data; no outputs
   callback,     // rune::callback: C++ run on the inputs' elements: host
   custom,       // custom_jvp/custom_vjp: programs[0] computes it, rule differentiates it
+  iterate,      // a loop until a condition: iterate fields, programs: until, step
 };
+
+// Whether equations of this kind are constructs (ir/construct.hpp).
+inline bool is_construct(OpKind kind) { return kind != OpKind::primitive && kind != OpKind::constant; }
 
 struct Program;
 
@@ -87,12 +89,38 @@ struct LinearCall {
   std::vector<TensorType> output_types;
 };
 
+// The typed payloads of constructs that need one (ir/construct.hpp has the
+// rest of what a construct is).
+//
+// scan: inputs are the carry in (carry_count values), the scanned arrays
+// (xs_count values of `length` rows) and the captures; the step takes the
+// carry, a row of each xs and the captures, and returns the carry out then
+// the step results (each stacked along a new leading axis of `length`
+// rows as an output of the scan).
 struct ScanInfo {
   std::int64_t length = 0;
   int carry_count = 0;
   int xs_count = 0;
   bool operator==(const ScanInfo&) const = default;
 };
+
+// iterate: inputs are the carry in (carry_count values), until's captures
+// (until_captures values) and the step's captures. programs[0] (until)
+// takes the carry and its captures and returns a bool tensor, the stop;
+// programs[1] (the step) takes the carry, the stop and its captures and
+// returns the carry out. Until is computed before each step; the loop ends
+// when every element of the stop is true, and fails when that has not
+// happened after `max` steps. Its outputs are the last carry. (The stop is
+// one boolean from rune::iterate; under vmap it holds one per lane, and the
+// step keeps the stopped lanes' carry.)
+struct IterateInfo {
+  std::int64_t max = 0;
+  int carry_count = 0;
+  int until_captures = 0;
+  bool operator==(const IterateInfo&) const = default;
+};
+
+using ConstructInfo = std::variant<std::monostate, ScanInfo, IterateInfo>;
 
 struct Equation {
   OpKind kind = OpKind::primitive;
@@ -101,7 +129,7 @@ struct Equation {
   std::vector<int> inputs;
   std::vector<int> outputs;
   nx::Tensor constant;
-  ScanInfo scan;
+  ConstructInfo info;
   std::vector<std::shared_ptr<const Program>> programs;
   std::shared_ptr<const LinearCall> call;
   std::shared_ptr<const CheckCall> check;

@@ -1,5 +1,6 @@
 #include "ir/staging.hpp"
 
+#include "ir/construct.hpp"
 #include "ir/passes/canonical.hpp"
 #include "ops/concrete.hpp"
 #include "ops/type_checks.hpp"
@@ -79,11 +80,7 @@ std::vector<nx::Tensor> StagingTrace::process_construct(const Equation& construc
   eq.inputs.clear();
   eq.outputs.clear();
   std::vector<nx::Tensor> inputs(given.begin(), given.end());
-  if (eq.kind == OpKind::custom && eq.programs.empty()) {  // recorded: its program computes it
-    auto [program, captures] = eq.rule->trace(given);
-    eq.programs = {program};
-    inputs.insert(inputs.end(), captures.begin(), captures.end());
-  }
+  if (auto record = construct_rules(eq.kind).record) record(eq, inputs);
   std::vector<TensorType> in_types;
   for (const nx::Tensor& t : inputs) {
     eq.inputs.push_back(lift(t));

@@ -45,7 +45,7 @@ struct Builder {
   std::vector<int> scan(std::int64_t length, int carry, int xs, const Program& step, std::vector<int> inputs) {
     Equation eq;
     eq.kind = OpKind::scan;
-    eq.scan = {length, carry, xs};
+    eq.info = ScanInfo{length, carry, xs};
     eq.programs = {std::make_shared<const Program>(step)};
     eq.inputs = std::move(inputs);
     std::vector<TensorType> in;
@@ -210,7 +210,7 @@ TEST_CASE("parse: the API's example text") {
   CHECK(p.results == std::vector<int>{3});
   REQUIRE(p.equations.size() == 2);
   CHECK(p.equations[1].outputs == std::vector<int>{2, 3});
-  CHECK(p.equations[1].scan == ScanInfo{4, 1, 1});
+  CHECK(std::get<ScanInfo>(p.equations[1].info) == ScanInfo{4, 1, 1});
   CHECK(p.equations[1].programs[0]->params == std::vector<int>{0, 1});
 }
 
@@ -319,7 +319,7 @@ TEST_CASE("parse: malformed scans") {
        "line 3, column 84: expected ',', found end of line"},
       {head + "  %2 : float64 [] at CPU, %3 : float64 [4] at CPU = scan 4 rows, init (%1), xs (%0), captures (%1)\n" +
            step,
-       "line 3, column 53: the step takes 2 values, the scan gives 3"},
+       "line 3, column 53: rune::scan: the step takes 2 values, the scan gives 3"},
       {head + "  %2 : float64 [] at CPU, %3 : float64 [4] at CPU = scan 4 rows, init (%1), xs (), captures (%0)\n" +
            step,
        "line 7, column 30: %5 is float64 [4] at CPU, x1 is declared float64 [] at CPU"},

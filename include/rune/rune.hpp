@@ -6,6 +6,7 @@
 #include "rune/check.hpp"
 #include "rune/custom.hpp"
 #include "rune/grad.hpp"
+#include "rune/iterate.hpp"
 #include "rune/jit.hpp"
 #include "rune/program.hpp"
 #include "rune/scan.hpp"

@@ -1,5 +1,6 @@
 #include "ir/passes/dce.hpp"
 
+#include "ir/construct.hpp"
 #include "ir/passes/canonical.hpp"
 
 namespace rune::ir {
@@ -11,7 +12,7 @@ Program without_dead(const Program& program) {
   for (int v : program.results) live[std::size_t(v)] = true;
   std::vector<Equation> kept;
   for (auto eq = program.equations.rbegin(); eq != program.equations.rend(); ++eq) {
-    bool used = eq->kind == OpKind::check || eq->kind == OpKind::callback;  // effects
+    bool used = is_construct(eq->kind) && construct_rules(eq->kind).effect;
     for (int v : eq->outputs) used = used || live[std::size_t(v)];
     if (!used) continue;
     for (int v : eq->inputs) live[std::size_t(v)] = true;

@@ -24,7 +24,8 @@ void count(const rune::ir::Program& p, Tally& tally, int depth) {
     if (eq.kind != rune::ir::OpKind::scan) continue;
     ++tally.scans;
     tally.nested_scans += depth > 0;
-    tally.scans_with_captures += int(eq.inputs.size()) > eq.scan.carry_count + eq.scan.xs_count;
+    const auto& scan = std::get<rune::ir::ScanInfo>(eq.info);
+    tally.scans_with_captures += int(eq.inputs.size()) > scan.carry_count + scan.xs_count;
     count(*eq.programs[0], tally, depth + 1);
   }
 }

@@ -29,9 +29,12 @@ std::string first_difference(const rune::ir::Program& a, const rune::ir::Program
     const std::string here = at + "equation " + std::to_string(i);
     if (x.kind != y.kind || x.inputs != y.inputs || x.outputs != y.outputs) return here + ": kind, inputs or outputs";
     if (x.prim != y.prim || !(x.params == y.params)) return here + ": primitive or parameters";
-    if (x.scan != y.scan) return here + ": scan counts";
-    if (x.kind == rune::ir::OpKind::scan)
-      if (std::string d = first_difference(*x.programs[0], *y.programs[0], here + ", step: "); !d.empty()) return d;
+    if (x.info != y.info) return here + ": construct counts";
+    if (x.programs.size() != y.programs.size()) return here + ": sub-program counts";
+    for (std::size_t j = 0; j < x.programs.size(); ++j)
+      if (std::string d = first_difference(*x.programs[j], *y.programs[j], here + ", sub-program " + std::to_string(j) + ": ");
+          !d.empty())
+        return d;
     if (x.kind == rune::ir::OpKind::constant && bytes_of(x.constant) != bytes_of(y.constant))
       return here + ": constant elements";
   }

@@ -25,9 +25,9 @@ std::string subject(const Stepper::Next& next) {
   const std::string shown = next.shown >= 0 ? name_text(next.shown) : "a value the text does not show";
   switch (next.kind) {
     case Stepper::Kind::equation: return "before " + shown + in;
-    case Stepper::Kind::start_scan: return "before scan " + shown + in;
-    case Stepper::Kind::next_row: return "before " + next.where;
-    case Stepper::Kind::end_scan: return "before the end of scan " + shown + in;
+    case Stepper::Kind::enter: return "before " + std::string(next.construct) + " " + shown + in;
+    case Stepper::Kind::next_run: return "before " + next.where;
+    case Stepper::Kind::leave: return "before the end of " + std::string(next.construct) + " " + shown + in;
     case Stepper::Kind::done: break;
   }
   return "the program has finished";
@@ -37,7 +37,7 @@ std::string subject(const Stepper::Next& next) {
 
 void show_next(std::ostream& out, const Stepper::Next& next, const Listing& listing) {
   out << subject(next) << '\n';
-  if (next.kind == Stepper::Kind::end_scan || next.kind == Stepper::Kind::done || next.shown < 0) return;
+  if (next.kind == Stepper::Kind::leave || next.kind == Stepper::Kind::done || next.shown < 0) return;
   for (const std::string& line : listing.definition(next.shown)) out << "  " << line << '\n';
 }
 

@@ -3,13 +3,15 @@
 #include <charconv>
 #include <stdexcept>
 
+#include "ir/construct.hpp"
+
 namespace rune::repl {
 
-Names::Names(const ir::Program& program) : numbers_(ir::number_values(program)) { index(program, -1); }
+Names::Names(const ir::Program& program) : numbers_(ir::number_values(program)) { index(program, {}); }
 
-// Records where each number lives and which scan runs each step program.
-void Names::index(const ir::Program& program, int scan) {
-  scans_[&program] = scan;
+// Records where each number lives and what runs each sub-program.
+void Names::index(const ir::Program& program, Owner owner) {
+  owners_[&program] = std::move(owner);
   const std::vector<int>& mine = numbers_.at(&program);
   for (std::size_t v = 0; v < mine.size(); ++v) {
     if (mine[v] < 0) continue;
@@ -17,8 +19,12 @@ void Names::index(const ir::Program& program, int scan) {
     places_[std::size_t(mine[v])] = {&program, int(v)};
   }
   for (const ir::Equation& eq : program.equations) {
-    int first = eq.outputs.empty() ? -1 : mine[std::size_t(eq.outputs[0])];
-    for (const auto& sub : eq.programs) index(*sub, first);
+    const int first = eq.outputs.empty() ? -1 : mine[std::size_t(eq.outputs[0])];
+    for (std::size_t j = 0; j < eq.programs.size(); ++j) {
+      const auto& text = ir::construct_rules(eq.kind).text;
+      const std::string part = text ? std::string(text->programs[std::min(j, text->programs.size() - 1)]) : "program";
+      index(*eq.programs[j], {first, part});
+    }
   }
 }
 
@@ -32,8 +38,6 @@ std::optional<Names::Place> Names::find(int number) const {
   if (number < 0 || number >= count() || !places_[std::size_t(number)].program) return std::nullopt;
   return places_[std::size_t(number)];
 }
-
-int Names::scan_of(const ir::Program& program) const { return scans_.at(&program); }
 
 std::string name_text(int number) {
   std::string s(1, '%');  // (not "%" + to_string: GCC 12 warns falsely on that)

@@ -29,16 +29,21 @@ class Names {
   std::optional<Place> find(int number) const;
   // The number of names: they run from %0 to %(count - 1).
   int count() const { return int(places_.size()); }
-  // The first output of the scan whose step `program` is; -1 for the
-  // top-level program (a step is named after its scan: "the step of %2").
-  int scan_of(const ir::Program& program) const;
+  // What runs a sub-program: the first output of its construct (-1 for the
+  // top-level program, or a construct without outputs) and its part
+  // ("step", "until", "branch"): a sub-program is named "the step of %2".
+  struct Owner {
+    int construct = -1;
+    std::string part;
+  };
+  const Owner& owner_of(const ir::Program& program) const { return owners_.at(&program); }
 
  private:
-  void index(const ir::Program& program, int scan);
+  void index(const ir::Program& program, Owner owner);
 
   ir::ValueNumbers numbers_;
-  std::vector<Place> places_;                // by number
-  std::map<const ir::Program*, int> scans_;  // each program's scan (see scan_of)
+  std::vector<Place> places_;                   // by number
+  std::map<const ir::Program*, Owner> owners_;  // each program's (see owner_of)
 };
 
 // "%7" for 7.

@@ -293,8 +293,8 @@ void Session::print_value(int number) const {
   } else if (run_->running(number)) {
     out_ << name << " is not computed yet\n";
   } else {
-    const int scan = names_->scan_of(*names_->find(number)->program);
-    out_ << name << " is not computed now: it belongs to the step of " << name_text(scan)
+    const Names::Owner& owner = names_->owner_of(*names_->find(number)->program);
+    out_ << name << " is not computed now: it belongs to the " << owner.part << " of " << name_text(owner.construct)
          << ", which is not running\n";
   }
 }

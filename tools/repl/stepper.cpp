@@ -1,5 +1,6 @@
 #include "tools/repl/stepper.hpp"
 
+#include "ir/construct.hpp"
 #include "ir/eval.hpp"
 #include "ops/concrete.hpp"
 #include "ops/errors.hpp"
@@ -8,19 +9,17 @@
 namespace rune::repl {
 
 struct Stepper::Frame {
-  const ir::Program* program = nullptr;
-  std::vector<nx::Tensor> env;  // by value index; undefined until computed
-  std::size_t next = 0;         // the next equation
-  // A step's frame: the scan running it (null for the program's own frame)
-  // and the loop's state.
-  const ir::Equation* scan = nullptr;
-  std::vector<nx::Tensor> inputs;  // the scan's: init, xs, captures
-  std::int64_t row = 0;
-  std::vector<nx::Tensor> carry;
-  std::vector<std::vector<nx::Tensor>> ys;  // per y, one value per finished row
+  const ir::Program* program = nullptr;  // the program running in this frame
+  std::vector<nx::Tensor> env;           // by value index; undefined until computed
+  std::size_t next = 0;                  // the next equation
+  // A sub-program's frame: the construct running it (null for the program's
+  // own frame), its state, and this run's label ("row 2").
+  const ir::Equation* construct = nullptr;
+  std::shared_ptr<ir::Stepping> stepping;
+  std::string label;
 
-  // The current row's results: its carry, then its ys.
-  std::vector<nx::Tensor> row_results() const;
+  // The current run's results.
+  std::vector<nx::Tensor> run_results() const;
 };
 
 namespace {
@@ -31,19 +30,16 @@ std::vector<nx::Tensor> gather(const std::vector<nx::Tensor>& env, const std::ve
   return out;
 }
 
-// The step's arguments for the frame's current row: the carry, that row of
-// each xs, the captures.
-std::vector<nx::Tensor> row_arguments(const ir::ScanInfo& s, const std::vector<nx::Tensor>& inputs,
-                                      const std::vector<nx::Tensor>& carry, std::int64_t row) {
-  std::vector<nx::Tensor> args = carry;
-  for (int k = 0; k < s.xs_count; ++k) args.push_back(nx::get(inputs[std::size_t(s.carry_count + k)], row));
-  args.insert(args.end(), inputs.begin() + s.carry_count + s.xs_count, inputs.end());
-  return args;
+// Whether the equation is a construct the stepper enters.
+bool stepped_through(const ir::Equation& eq) {
+  return ir::is_construct(eq.kind) && ir::construct_rules(eq.kind).step != nullptr;
 }
+
+std::string_view word_of(const ir::Equation& eq) { return ir::construct_rules(eq.kind).text->word; }
 
 }  // namespace
 
-std::vector<nx::Tensor> Stepper::Frame::row_results() const { return gather(env, program->results); }
+std::vector<nx::Tensor> Stepper::Frame::run_results() const { return gather(env, program->results); }
 
 Stepper::Stepper(std::shared_ptr<const ir::Program> program, std::vector<nx::Tensor> args)
     : program_(std::move(program)), names_(*program_), args_(std::move(args)) {
@@ -57,14 +53,17 @@ Stepper::Stepper(std::shared_ptr<const ir::Program> program, std::vector<nx::Ten
 
 Stepper::~Stepper() = default;
 
-std::string Stepper::row_text(std::size_t frame, std::int64_t row) const {
-  int scan = names_.scan_of(*frames_[frame].program);
-  return "row " + std::to_string(row) + " of " + (scan >= 0 ? name_text(scan) : std::string("a scan"));
+// "row 2 of %9": a run of the construct of frame `frame`.
+std::string Stepper::run_text(std::size_t frame, const std::string& label) const {
+  const ir::Equation& eq = *frames_[frame].construct;
+  const ir::Program& outer = *frames_[frame - 1].program;
+  return label + " of " +
+         (eq.outputs.empty() ? "a " + std::string(word_of(eq)) : name_text(names_.number(outer, eq.outputs[0])));
 }
 
 std::string Stepper::where(std::size_t frame) const {
   std::string s;
-  for (std::size_t i = frame; i > 0; --i) s += (s.empty() ? "" : ", ") + row_text(i, frames_[i].row);
+  for (std::size_t i = frame; i > 0; --i) s += (s.empty() ? "" : ", ") + run_text(i, frames_[i].label);
   return s;
 }
 
@@ -74,31 +73,33 @@ Stepper::Next Stepper::next() const {
   auto first = [](const std::vector<int>& numbers) { return numbers.empty() ? -1 : numbers[0]; };
   if (f.next < f.program->equations.size()) {
     const ir::Equation& eq = f.program->equations[f.next];
-    Next n{Kind::equation, names_.numbers(*f.program, eq.outputs), -1, where(top)};
+    Next n{Kind::equation, names_.numbers(*f.program, eq.outputs), -1, where(top), {}};
     n.shown = first(n.defines);
-    if (eq.kind == ir::OpKind::scan) {
-      n.kind = Kind::start_scan;
-      const ir::Program& step = *eq.programs[0];
-      if (eq.scan.length > 0)  // (row 0's parameters)
-        for (int number : names_.numbers(step, step.params)) n.defines.push_back(number);
+    if (stepped_through(eq)) {
+      n.kind = Kind::enter;
+      n.construct = word_of(eq);
+      const auto stepping = ir::construct_rules(eq.kind).step(eq, gather(f.env, eq.inputs));
+      if (auto trip = stepping->first())  // (the first run's parameters)
+        for (int number : names_.numbers(*trip->program, trip->program->params)) n.defines.push_back(number);
     }
     return n;
   }
-  if (!f.scan) return {};
-  if (f.row + 1 < f.scan->scan.length) {
-    std::vector<int> params = names_.numbers(*f.program, f.program->params);
-    std::string rows = row_text(top, f.row + 1), outer = where(top - 1);
-    return {Kind::next_row, params, first(params), outer.empty() ? rows : rows + ", " + outer};
+  if (!f.construct) return {};
+  if (auto trip = f.stepping->after(f.run_results())) {
+    std::vector<int> params = names_.numbers(*trip->program, trip->program->params);
+    std::string run = run_text(top, trip->label), outer = where(top - 1);
+    return {Kind::next_run, params, first(params), outer.empty() ? run : run + ", " + outer, {}};
   }
-  return {Kind::end_scan, {}, first(names_.numbers(*frames_[top - 1].program, f.scan->outputs)), where(top - 1)};
+  return {Kind::leave, {}, first(names_.numbers(*frames_[top - 1].program, f.construct->outputs)), where(top - 1),
+          word_of(*f.construct)};
 }
 
 std::vector<Produced> Stepper::step() {
   switch (next().kind) {
     case Kind::equation: return evaluate();
-    case Kind::start_scan: return start_scan();
-    case Kind::next_row: return next_row();
-    case Kind::end_scan: return end_scan();
+    case Kind::enter: return enter();
+    case Kind::next_run: return next_run();
+    case Kind::leave: return leave();
     case Kind::done: break;
   }
   throw std::invalid_argument("the program has finished");
@@ -118,59 +119,55 @@ std::vector<Produced> Stepper::define(std::size_t frame, const std::vector<int>&
 std::vector<Produced> Stepper::evaluate() {
   Frame& f = frames_.back();
   const ir::Equation& eq = f.program->equations[f.next];
-  nx::Tensor out = eq.kind == ir::OpKind::constant ? eq.constant
-                                                   : nx::ops::bind(eq.prim, gather(f.env, eq.inputs), eq.params);
+  std::vector<nx::Tensor> in = gather(f.env, eq.inputs);
+  std::vector<nx::Tensor> out;
+  switch (eq.kind) {
+    case ir::OpKind::constant: out = {eq.constant}; break;
+    case ir::OpKind::primitive: out = {nx::ops::bind(eq.prim, in, eq.params)}; break;
+    default: out = ir::eager_construct(eq, in);
+  }
   ++f.next;
-  return define(frames_.size() - 1, eq.outputs, {out});
+  return define(frames_.size() - 1, eq.outputs, out);
 }
 
-std::vector<Produced> Stepper::start_scan() {
+std::vector<Produced> Stepper::enter() {
   Frame& f = frames_.back();
   const ir::Equation& eq = f.program->equations[f.next];
-  std::vector<nx::Tensor> inputs = gather(f.env, eq.inputs);
-  if (eq.scan.length == 0) {  // nothing to step through
-    std::vector<nx::Tensor> out = ir::eager_construct(eq, inputs);
+  std::shared_ptr<ir::Stepping> stepping = ir::construct_rules(eq.kind).step(eq, gather(f.env, eq.inputs));
+  std::optional<ir::Trip> trip = stepping->first();
+  if (!trip) {  // nothing to step through
+    std::vector<nx::Tensor> out = stepping->outputs({});
     ++f.next;
     return define(frames_.size() - 1, eq.outputs, out);
   }
   Frame s;
-  s.program = eq.programs[0].get();
+  s.program = trip->program;
   s.env.resize(s.program->types.size());
-  s.scan = &eq;
-  s.carry.assign(inputs.begin(), inputs.begin() + eq.scan.carry_count);
-  s.ys.resize(s.program->results.size() - std::size_t(eq.scan.carry_count));
-  std::vector<nx::Tensor> args = row_arguments(eq.scan, inputs, s.carry, 0);
-  s.inputs = std::move(inputs);
+  s.construct = &eq;
+  s.stepping = std::move(stepping);
+  s.label = trip->label;
   frames_.push_back(std::move(s));
-  return define(frames_.size() - 1, frames_.back().program->params, args);
+  return define(frames_.size() - 1, trip->program->params, trip->args);
 }
 
 // (What can fail is computed before the frame changes, so that a failure
 // leaves the run as it was.)
-std::vector<Produced> Stepper::next_row() {
+std::vector<Produced> Stepper::next_run() {
   Frame& f = frames_.back();
-  const ir::ScanInfo& s = f.scan->scan;
-  std::vector<nx::Tensor> results = f.row_results();
-  std::vector<nx::Tensor> carry(results.begin(), results.begin() + s.carry_count);
-  std::vector<nx::Tensor> args = row_arguments(s, f.inputs, carry, f.row + 1);
-  f.carry = std::move(carry);
-  for (std::size_t k = 0; k < f.ys.size(); ++k) f.ys[k].push_back(results[std::size_t(s.carry_count) + k]);
-  ++f.row;
+  std::vector<nx::Tensor> results = f.run_results();
+  ir::Trip trip = *f.stepping->after(results);
+  f.stepping->advance(results);
+  f.program = trip.program;
+  f.label = trip.label;
   f.next = 0;
-  f.env.assign(f.env.size(), nx::Tensor());  // a row's values live for that row
-  return define(frames_.size() - 1, f.program->params, args);
+  f.env.assign(f.program->types.size(), nx::Tensor());  // a run's values live for that run
+  return define(frames_.size() - 1, f.program->params, trip.args);
 }
 
-std::vector<Produced> Stepper::end_scan() {
+std::vector<Produced> Stepper::leave() {
   const Frame& f = frames_.back();
-  const ir::Equation& eq = *f.scan;
-  std::vector<nx::Tensor> results = f.row_results();
-  std::vector<nx::Tensor> out(results.begin(), results.begin() + eq.scan.carry_count);
-  for (std::size_t k = 0; k < f.ys.size(); ++k) {
-    std::vector<nx::Tensor> rows = f.ys[k];
-    rows.push_back(results[std::size_t(eq.scan.carry_count) + k]);
-    out.push_back(nx::stack(rows));
-  }
+  const ir::Equation& eq = *f.construct;
+  std::vector<nx::Tensor> out = f.stepping->outputs(f.run_results());
   frames_.pop_back();
   ++frames_.back().next;
   return define(frames_.size() - 1, eq.outputs, out);

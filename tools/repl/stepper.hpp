@@ -1,17 +1,19 @@
 // A program run one action at a time, for the debugger.
 //
 // The run is a stack of frames: the program's own, and above it one frame
-// per scan being stepped through (its step program's values for the current
-// row, plus the loop: the row, the carry, the ys collected so far). Each
-// action defines values:
-//   equation    a primitive or constant equation: its outputs;
-//   start_scan  a scan equation: pushes the step's frame and binds row 0's
-//               parameters (carry, a row of each xs, captures); a scan of 0
-//               rows is computed whole and defines its outputs;
-//   next_row    after a row's last equation: takes the row's carry and ys,
-//               binds the next row's parameters;
-//   end_scan    after the last row: pops the frame and defines the scan's
-//               outputs (the final carry, each y stacked along a new axis).
+// per construct being stepped through (the values of the sub-program it is
+// running now, and the construct's state: ir::Stepping, from the construct
+// table). Each action defines values:
+//   equation   an equation computed whole (a primitive, a constant, a
+//              construct that is not stepped through): its outputs;
+//   enter      a construct: pushes a frame for its first run and binds its
+//              parameters ("row 0" of a scan: the carry, a row of each xs,
+//              the captures); a construct with no run (a scan of 0 rows)
+//              is computed whole and defines its outputs;
+//   next_run   after a run's last equation: gives its results to the
+//              construct and binds the next run's parameters;
+//   leave      after the last run: pops the frame and defines the
+//              construct's outputs (a scan's final carry and stacked ys).
 // Values are computed as the reference evaluator (ir/eval.cpp) computes them,
 // so a stepped run gives what rune::run gives.
 #pragma once
@@ -30,18 +32,19 @@ namespace rune::repl {
 struct Produced {
   int number = -1;      // its %n
   nx::Tensor value;
-  std::string where;    // the rows it belongs to, innermost first ("row 1 of %9, row 0 of %2"); "" at top level
+  std::string where;    // the runs it belongs to, innermost first ("row 1 of %9, row 0 of %2"); "" at top level
 };
 
 class Stepper {
  public:
-  enum class Kind { equation, start_scan, next_row, end_scan, done };
+  enum class Kind { equation, enter, next_run, leave, done };
   // The action the next step takes.
   struct Next {
     Kind kind = Kind::done;
     std::vector<int> defines;  // the values it defines or starts defining (breakpoints match these)
     int shown = -1;            // the value whose definition line shows it (see Listing)
-    std::string where;         // the rows it runs in
+    std::string where;         // the runs it is in
+    std::string_view construct;  // enter, leave: the construct's word ("scan")
   };
 
   // Checks the arguments as rune::run does (count, dtypes, shapes; the same
@@ -71,14 +74,14 @@ class Stepper {
   std::vector<nx::Tensor> args_;
   std::vector<Frame> frames_;
 
-  std::string row_text(std::size_t frame, std::int64_t row) const;
+  std::string run_text(std::size_t frame, const std::string& label) const;
   std::string where(std::size_t frame) const;
   std::vector<Produced> define(std::size_t frame, const std::vector<int>& values,
                                const std::vector<nx::Tensor>& tensors);
   std::vector<Produced> evaluate();
-  std::vector<Produced> start_scan();
-  std::vector<Produced> next_row();
-  std::vector<Produced> end_scan();
+  std::vector<Produced> enter();
+  std::vector<Produced> next_run();
+  std::vector<Produced> leave();
   std::optional<std::size_t> frame_of(int number) const;
 };
 

@@ -1,10 +1,12 @@
-#include "batch/scan_batching.hpp"
+#include "constructs/scan.hpp"
+
+#include "batch/batch_trace.hpp"
 
 #include "ir/eval.hpp"
 #include "ir/staging.hpp"
 #include "rune/nx.hpp"
 
-namespace rune::batch {
+namespace rune::constructs {
 
 namespace {
 
@@ -23,8 +25,12 @@ struct BatchedStep {
   std::vector<bool> results_batched;  // carries, then ys
 };
 
+using batch::BatchTrace;
+
+const ir::ScanInfo& info(const ir::Equation& eq) { return std::get<ir::ScanInfo>(eq.info); }
+
 bool is_xs(const ir::Equation& eq, std::size_t i) {
-  return i >= std::size_t(eq.scan.carry_count) && i < std::size_t(eq.scan.carry_count + eq.scan.xs_count);
+  return i >= std::size_t(info(eq).carry_count) && i < std::size_t(info(eq).carry_count + info(eq).xs_count);
 }
 
 ir::TensorType param_type(const ir::Equation& eq, std::size_t i, const Tensor& value) {
@@ -52,7 +58,7 @@ BatchedStep trace_step(BatchTrace& outer, const ir::Equation& eq, const Inputs& 
       bool batched = false;
       Tensor value = lanes.lanes_of(r, &batched);
       const std::size_t k = results.size();
-      const bool carried_batched = k < std::size_t(eq.scan.carry_count) && in.batched[k];
+      const bool carried_batched = k < std::size_t(info(eq).carry_count) && in.batched[k];
       results.push_back(carried_batched ? lanes.stacked(r) : value);
       out.results_batched.push_back(batched || carried_batched);
     }
@@ -73,7 +79,7 @@ std::vector<Tensor> scan_batched(BatchTrace& trace, const ir::Equation& eq, std:
   }
   for (std::size_t i = 0; i < inputs.size(); ++i)
     if (is_xs(eq, i) && in.batched[i]) in.values[i] = nx::moveaxis(in.values[i], 0, 1);
-  const std::size_t carries = std::size_t(eq.scan.carry_count);
+  const std::size_t carries = std::size_t(info(eq).carry_count);
   // The fixpoint: while the step returns batched a carry it received
   // unbatched, batch that carry and trace the step again.
   BatchedStep step = trace_step(trace, eq, in);
@@ -97,4 +103,4 @@ std::vector<Tensor> scan_batched(BatchTrace& trace, const ir::Equation& eq, std:
   return outs;
 }
 
-}  // namespace rune::batch
+}  // namespace rune::constructs

@@ -1,12 +1,19 @@
-#include "ad/custom_rules.hpp"
-
+// Functions with a custom rule (rune::custom_jvp, rune::custom_vjp): an
+// equation that computes programs[0] (recorded) or calls its C++ (eager);
+// forward mode and linearization of custom_jvp apply its tangent map;
+// linearization of custom_vjp traces its pullback into a program, recorded
+// as a linear call (linear_call.cpp; the values the pullback reads become
+// residuals).
 #include <optional>
 
+#include "ad/jvp_trace.hpp"
+#include "constructs/table.hpp"
+#include "ir/eval.hpp"
 #include "ir/staging.hpp"
 #include "ops/errors.hpp"
 #include "rune/nx.hpp"
 
-namespace rune::ad {
+namespace rune::constructs {
 
 namespace {
 
@@ -25,9 +32,7 @@ std::pair<std::shared_ptr<const ir::Program>, std::vector<nx::Tensor>> trace_pul
   return {program, staging.captures()};
 }
 
-}  // namespace
-
-std::vector<nx::Tensor> custom_jvp(JvpTrace& trace, const ir::Equation& eq, std::span<const nx::Tensor> inputs) {
+std::vector<nx::Tensor> jvp(ad::JvpTrace& trace, const ir::Equation& eq, std::span<const nx::Tensor> inputs) {
   // The rule sees the function's inputs; the rest are its program's captures.
   const std::size_t count = eq.rule->input_count();
   std::vector<nx::Tensor> primals, tangents;
@@ -64,4 +69,52 @@ std::vector<nx::Tensor> custom_jvp(JvpTrace& trace, const ir::Equation& eq, std:
   return wrapped;
 }
 
-}  // namespace rune::ad
+std::vector<ir::TensorType> output_types(const ir::Equation& eq, std::span<const ir::TensorType>) {
+  std::vector<ir::TensorType> out;
+  for (int v : eq.programs.at(0)->results) out.push_back(eq.programs[0]->types[std::size_t(v)]);
+  return out;
+}
+
+// Recorded in a program, its program computes it; called directly, its C++.
+std::vector<nx::Tensor> eager(const ir::Equation& eq, std::span<const nx::Tensor> inputs) {
+  return eq.programs.empty() ? eq.rule->call(inputs) : ir::evaluate(*eq.programs[0], inputs);
+}
+
+void record(ir::Equation& eq, std::vector<nx::Tensor>& inputs) {
+  if (!eq.programs.empty()) return;
+  auto [program, captures] = eq.rule->trace(inputs);
+  eq.programs = {program};
+  inputs.insert(inputs.end(), captures.begin(), captures.end());
+}
+
+}  // namespace
+
+const ir::ConstructRules custom_rules = [] {
+  ir::ConstructRules r;
+  r.entry_point = "rune::custom_jvp",  // (rune::custom_vjp for one: ir::entry_point);
+  r.output_types = output_types;
+  r.eager = eager;
+  r.record = record;
+  r.jvp = jvp;
+  return r;
+}();
+
+}  // namespace rune::constructs
+
+namespace rune::detail {
+
+bool tracing(std::span<const nx::Tensor> values) {
+  if (nx::ops::trace_depth() > 0) return true;
+  for (const nx::Tensor& t : values)
+    if (t.defined() && t.is_traced()) return true;
+  return false;
+}
+
+std::vector<nx::Tensor> bind_custom(std::shared_ptr<const CustomRule> rule, std::span<const nx::Tensor> inputs) {
+  ir::Equation eq;
+  eq.kind = ir::OpKind::custom;
+  eq.rule = std::move(rule);
+  return ir::bind_construct(eq, inputs, ir::entry_point(eq));
+}
+
+}  // namespace rune::detail

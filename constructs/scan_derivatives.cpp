@@ -1,4 +1,6 @@
-#include "ad/scan_rules.hpp"
+#include "constructs/scan.hpp"
+
+#include "ad/jvp_trace.hpp"
 
 #include <optional>
 
@@ -8,18 +10,23 @@
 #include "ops/derivatives.hpp"
 #include "rune/nx.hpp"
 
-namespace rune::ad {
+namespace rune::constructs {
 
 namespace {
 
 using nx::Tensor;
 
+using ad::JvpTrace;
+using ad::transpose;
+
 // Which inputs of a scan are carries, xs and captures.
 struct Parts {
+  std::int64_t length;
   std::size_t carries, xs, captures;
   Parts(const ir::Equation& eq, std::size_t inputs)
-      : carries(std::size_t(eq.scan.carry_count)), xs(std::size_t(eq.scan.xs_count)),
-        captures(inputs - carries - xs) {}
+      : length(std::get<ir::ScanInfo>(eq.info).length),
+        carries(std::size_t(std::get<ir::ScanInfo>(eq.info).carry_count)),
+        xs(std::size_t(std::get<ir::ScanInfo>(eq.info).xs_count)), captures(inputs - carries - xs) {}
   bool is_xs(std::size_t i) const { return i >= carries && i < carries + xs; }
 };
 
@@ -35,7 +42,7 @@ ir::Equation scan_of(std::shared_ptr<const ir::Program> step, std::int64_t lengt
                      std::size_t xs) {
   ir::Equation eq;
   eq.kind = ir::OpKind::scan;
-  eq.scan = {length, int(carries), int(xs)};
+  eq.info = ir::ScanInfo{length, int(carries), int(xs)};
   eq.programs = {std::move(step)};
   return eq;
 }
@@ -121,7 +128,7 @@ std::vector<Tensor> forward(JvpTrace& trace, const ir::Equation& eq, const Parts
   group(parts.carries + parts.xs, primals.size());
   inputs.insert(inputs.end(), staging.captures().begin(), staging.captures().end());
   std::vector<Tensor> outs = ir::bind_construct(
-      scan_of(step, eq.scan.length, parts.carries + carry_slots, xs_total), inputs, "rune::scan");
+      scan_of(step, parts.length, parts.carries + carry_slots, xs_total), inputs, "rune::scan");
   std::vector<Tensor> wrapped;
   std::size_t slot = 0;
   for (std::size_t k = 0; k < parts.carries; ++k)
@@ -158,7 +165,7 @@ std::vector<Tensor> linearized(JvpTrace& trace, const ir::Equation& eq, const Pa
   // staging trace's own captures.
   std::vector<Tensor> inputs(primals.begin(), primals.end());
   inputs.insert(inputs.end(), staging.captures().begin(), staging.captures().end());
-  std::vector<Tensor> outs = ir::bind_construct(scan_of(primal_step, eq.scan.length, parts.carries, parts.xs), inputs,
+  std::vector<Tensor> outs = ir::bind_construct(scan_of(primal_step, parts.length, parts.carries, parts.xs), inputs,
                                                 "rune::scan");
   const std::size_t results = s.primal_out.size();
   std::vector<Tensor> stacked(outs.begin() + long(results), outs.end());
@@ -182,7 +189,7 @@ std::vector<Tensor> linearized(JvpTrace& trace, const ir::Equation& eq, const Pa
   for (std::size_t i = parts.carries + parts.xs; i < primals.size(); ++i)
     if (slots[i]) linear_inputs.push_back(tangents[i]);
   std::vector<Tensor> touts = ir::bind_construct(
-      scan_of(step, eq.scan.length, carry_slots, xs_slots + stacked.size()), linear_inputs, "rune::scan");
+      scan_of(step, parts.length, carry_slots, xs_slots + stacked.size()), linear_inputs, "rune::scan");
   std::vector<Tensor> wrapped;
   std::size_t slot = 0;
   for (std::size_t k = 0; k < parts.carries; ++k) wrapped.push_back(slots[k] ? trace.wrap(outs[k], touts[slot++]) : outs[k]);
@@ -248,7 +255,7 @@ std::vector<Tensor> scan_transpose(const ir::Equation& eq, std::span<const Tenso
   for (std::size_t i : linear_caps) in.push_back(nx::ops::zeros_of(types[i]));
   for (std::size_t k = 0; k < ys; ++k) {
     ir::TensorType stacked = step.types[std::size_t(step.results[parts.carries + k])];
-    stacked.shape.insert(stacked.shape.begin(), eq.scan.length);
+    stacked.shape.insert(stacked.shape.begin(), parts.length);
     in.push_back(nx::flip(or_zeros(output_cts[parts.carries + k], nx::ops::zeros_of(stacked)), {0}));
   }
   std::size_t fixed_xs = 0;
@@ -258,7 +265,7 @@ std::vector<Tensor> scan_transpose(const ir::Equation& eq, std::span<const Tenso
     if (inputs[i].defined()) in.push_back(inputs[i]);
   in.insert(in.end(), staging.captures().begin(), staging.captures().end());
   std::vector<Tensor> outs = ir::bind_construct(
-      scan_of(transposed, eq.scan.length, parts.carries + linear_caps.size(), ys + fixed_xs), in, "rune::grad");
+      scan_of(transposed, parts.length, parts.carries + linear_caps.size(), ys + fixed_xs), in, "rune::grad");
   std::vector<Tensor> cts(inputs.size());
   for (std::size_t k = 0; k < parts.carries; ++k)
     if (!inputs[k].defined()) cts[k] = outs[k];
@@ -269,4 +276,4 @@ std::vector<Tensor> scan_transpose(const ir::Equation& eq, std::span<const Tenso
   return cts;
 }
 
-}  // namespace rune::ad
+}  // namespace rune::constructs

@@ -1,0 +1,139 @@
+// rune::iterate under vmap: one iterate over every lane's carry. Until is
+// computed for every lane (its stop gains the lanes' axis in front), and the
+// loop runs while any lane runs. When lanes stop apart, the batched step
+// keeps each stopped lane's carry bit for bit (a select), and never computes
+// the step at a stopped lane's carry: a stopped lane takes a running lane's
+// carry, stop and captures (the first running lane, its donor), so the step
+// computed in its place is that lane's, lane_index() included, and dropped.
+// rune::lanes inside such a step throws: the stopped lanes take no trips of
+// their own to gather from.
+#include "batch/batch_trace.hpp"
+#include "constructs/iterate.hpp"
+#include "ir/eval.hpp"
+#include "ir/staging.hpp"
+#include "ir/trace.hpp"
+#include "ops/concrete.hpp"
+#include "rune/nx.hpp"
+
+namespace rune::constructs {
+
+namespace {
+
+using nx::Tensor;
+
+// A program over every lane's values: its parameters have `types`, `body`
+// gives its results from their stand-ins.
+struct Traced {
+  std::shared_ptr<const ir::Program> program;
+  std::vector<Tensor> captures;
+};
+
+template <class Body> Traced trace_lanes(batch::BatchTrace& outer, std::span<const ir::TensorType> types, Body body) {
+  ir::StagingTrace staging(outer.entry_point());
+  std::vector<Tensor> results;
+  {
+    nx::ops::TraceScope staged(staging);
+    std::vector<Tensor> params;
+    for (const ir::TensorType& t : types) params.push_back(staging.add_param(t));
+    results = body(params);
+  }
+  Traced out;
+  out.program = staging.finish(results);
+  out.captures = staging.captures();
+  return out;
+}
+
+// The lane values of `map` for every lane's values (those batched).
+std::vector<Tensor> as_lanes(batch::BatchTrace& map, std::span<const Tensor> all, const std::vector<bool>& batched) {
+  std::vector<Tensor> out;
+  for (std::size_t i = 0; i < all.size(); ++i) out.push_back(batched[i] ? map.wrap(all[i]) : all[i]);
+  return out;
+}
+
+const char* const gathering_stopped_lanes =
+    "a lane of rune::iterate that stopped takes no more trips, so a step cannot gather every lane; give every lane "
+    "the same stop";
+
+}  // namespace
+
+std::vector<Tensor> iterate_batched(batch::BatchTrace& trace, const ir::Equation& eq, std::span<const Tensor> inputs) {
+  const IterateParts parts(eq, inputs.size());
+  const std::int64_t lanes = trace.lanes();
+  const std::size_t n = parts.carries;
+  // Every carry is batched: lanes that stop apart make their carries differ.
+  std::vector<Tensor> values;
+  std::vector<bool> batched;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    bool b = true;
+    values.push_back(i < n ? trace.stacked(inputs[i]) : trace.lanes_of(inputs[i], &b));
+    batched.push_back(i < n || b);
+  }
+  auto type_of = [&](std::size_t i) { return nx::ops::type_of(values[i]); };
+
+  // Until, for every lane: the stop gains the lanes' axis.
+  bool until_batched = false;
+  std::vector<ir::TensorType> until_types;
+  for (std::size_t i = 0; i < n + parts.until_captures; ++i) until_types.push_back(type_of(i));
+  std::vector<bool> until_in_batched(batched.begin(), batched.begin() + long(n + parts.until_captures));
+  Traced until = trace_lanes(trace, until_types, [&](std::span<const Tensor> params) {
+    batch::BatchTrace map(trace.entry_point(), lanes, trace.axis());
+    nx::ops::TraceScope mapped(map);
+    const Tensor stop = ir::evaluate(*eq.programs[0], as_lanes(map, params, until_in_batched))[0];
+    map.lanes_of(stop, &until_batched);
+    return std::vector<Tensor>{map.stacked(stop)};
+  });
+  const ir::TensorType stop_type = until.program->types[std::size_t(until.program->results[0])];
+
+  // The step, for every lane: with lanes that stop apart, a stopped lane
+  // computes its donor's step, and keeps its carry.
+  std::vector<ir::TensorType> step_types;
+  for (std::size_t i = 0; i < n; ++i) step_types.push_back(type_of(i));
+  step_types.push_back(stop_type);
+  for (std::size_t i = n + parts.until_captures; i < inputs.size(); ++i) step_types.push_back(type_of(i));
+  std::vector<bool> step_in_batched(n + 1, true);
+  step_in_batched.insert(step_in_batched.end(), batched.begin() + long(n + parts.until_captures), batched.end());
+  Traced step = trace_lanes(trace, step_types, [&](std::span<const Tensor> params) {
+    std::vector<Tensor> in(params.begin(), params.end());
+    Tensor running, donor;
+    if (until_batched) {
+      nx::Axes rest;
+      for (std::int64_t d = 1; d < std::int64_t(stop_type.shape.size()); ++d) rest.push_back(d);
+      running = nx::logical_not(rest.empty() ? params[n] : nx::all(params[n], rest));
+      const Tensor first = nx::argmax(nx::cast(running, nx::int32), 0);
+      donor = nx::where(running, nx::arange(nx::int32, 0, double(lanes)), first);
+      for (std::size_t i = 0; i < in.size(); ++i)
+        if (step_in_batched[i]) in[i] = nx::take(in[i], donor, 0);
+    }
+    batch::BatchTrace map(trace.entry_point(), lanes, trace.axis());
+    if (until_batched) {
+      map.set_lane_indices(donor);
+      map.forbid_gathering(gathering_stopped_lanes);
+    }
+    std::vector<Tensor> out;
+    {
+      nx::ops::TraceScope mapped(map);
+      for (const Tensor& y : ir::evaluate(*eq.programs[1], as_lanes(map, in, step_in_batched)))
+        out.push_back(map.stacked(y));
+    }
+    if (until_batched)
+      for (std::size_t k = 0; k < n; ++k) {
+        nx::Shape lane_axis(std::size_t(out[k].ndim()), 1);
+        lane_axis[0] = lanes;
+        out[k] = nx::where(nx::reshape(running, lane_axis), out[k], params[k]);
+      }
+    return out;
+  });
+
+  std::vector<Tensor> loop_inputs(values.begin(), values.begin() + long(n + parts.until_captures));
+  loop_inputs.insert(loop_inputs.end(), until.captures.begin(), until.captures.end());
+  loop_inputs.insert(loop_inputs.end(), values.begin() + long(n + parts.until_captures), values.end());
+  loop_inputs.insert(loop_inputs.end(), step.captures.begin(), step.captures.end());
+  ir::Equation loop = eq;
+  loop.info = ir::IterateInfo{parts.max, int(n), int(parts.until_captures + until.captures.size())};
+  loop.programs = {until.program, step.program};
+  std::vector<Tensor> outs = ir::bind_construct(loop, loop_inputs, "rune::iterate");
+  for (Tensor& t : outs) t = trace.wrap(t);
+  return outs;
+}
+
+}  // namespace rune::constructs
