@@ -90,6 +90,12 @@ std::vector<nx::Tensor> Linearization::finish(std::span<const nx::Tensor> output
 
 std::shared_ptr<const LinearMap> Linearization::linear_map() const { return state_->map; }
 
+std::size_t residual_bytes(const LinearMap& map) {
+  std::size_t bytes = 0;
+  for (const nx::Tensor& t : map.residuals) bytes += std::size_t(t.numel()) * nx::size_of(t.dtype());
+  return bytes;
+}
+
 struct Forward::State {
   ad::JvpTrace jvp;
   std::optional<nx::ops::TraceScope> scope;

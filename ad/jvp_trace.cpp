@@ -1,6 +1,8 @@
 #include "ad/jvp_trace.hpp"
 
 #include "ir/construct.hpp"
+#include "ir/eval.hpp"
+#include "rune/detail/autodiff.hpp"
 #include "ops/errors.hpp"
 
 namespace rune::ad {
@@ -16,6 +18,19 @@ struct JvpTracer final : nx::detail::Tracer {
   std::string_view traced_by() const override { return by; }
 };
 }  // namespace
+
+namespace {
+thread_local int paused = 0;
+}
+
+bool derivatives_paused() { return paused > 0; }
+
+}  // namespace rune::ad
+
+rune::detail::WithoutDerivatives::WithoutDerivatives() { ++ad::paused; }
+rune::detail::WithoutDerivatives::~WithoutDerivatives() { --ad::paused; }
+
+namespace rune::ad {
 
 JvpTrace::JvpTrace(std::string_view entry_point, bool linearizing)
     : Trace(entry_point, false), linearizing_(linearizing) {}
@@ -49,6 +64,7 @@ nx::Tensor JvpTrace::process(ir::Prim p, std::span<const nx::Tensor> operands, c
     tangents.push_back(tangent_of(t));
   }
   nx::Tensor out = nx::ops::bind(p, primals, params);
+  if (derivatives_paused()) return out;
   const auto& rules = nx::ops::rules(p);
   const std::string_view api = nx::ops::info(p).api;
   if (!rules.jvp)
@@ -58,6 +74,11 @@ nx::Tensor JvpTrace::process(ir::Prim p, std::span<const nx::Tensor> operands, c
 
 std::vector<nx::Tensor> JvpTrace::process_construct(const ir::Equation& eq, std::span<const nx::Tensor> inputs) {
   const auto& rules = ir::construct_rules(eq.kind);
+  if (derivatives_paused()) {
+    std::vector<nx::Tensor> primals;
+    for (const nx::Tensor& t : inputs) primals.push_back(primal_of(t));
+    return ir::bind_construct(eq, primals, ir::entry_point(eq));
+  }
   if (!rules.jvp) nx::ops::fail(entry_point(), std::string(rules.entry_point) + " has no derivative");
   return rules.jvp(*this, eq, inputs);
 }

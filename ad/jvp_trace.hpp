@@ -9,6 +9,9 @@
 
 namespace rune::ad {
 
+// Whether a rune::detail::WithoutDerivatives lives on this thread.
+bool derivatives_paused();
+
 class JvpTrace final : public ir::Trace {
  public:
   // `linearizing`: the tangents are values of a linear staging trace below

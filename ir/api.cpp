@@ -76,8 +76,9 @@ namespace {
 // Whether a program (or a sub-program) runs C++ code that has no text.
 bool holds_code(const ir::Program& p) {
   for (const ir::Equation& eq : p.equations) {
-    if (ir::is_construct(eq.kind) && !ir::construct_rules(eq.kind).text)
-      return true;
+    if (!ir::is_construct(eq.kind)) continue;
+    const auto& rules = ir::construct_rules(eq.kind);
+    if (!rules.text || (rules.holds_code && rules.holds_code(eq))) return true;
     for (const auto& sub : eq.programs)
       if (holds_code(*sub)) return true;
   }
@@ -88,7 +89,8 @@ bool holds_code(const ir::Program& p) {
 void save_program(const Program& program, const std::filesystem::path& file) {
   if (holds_code(program.ir()))
     nx::ops::fail("rune::save_program",
-                  "the program holds C++ code (a rune::callback, an nx::check or a custom rule), which has no text");
+                  "the program holds C++ code (a rune::callback, an nx::check, a custom rule or a linear solve), which has "
+                  "no text");
   std::ofstream out(file);
   if (!out) nx::ops::fail("rune::save_program", "cannot write " + file.string());
   out << to_string(program);

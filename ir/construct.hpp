@@ -73,6 +73,9 @@ struct ConstructRules {
   std::string_view entry_point;  // the user's function, first in errors: "rune::scan"
   bool effect = false;           // runs once per execution; passes keep it
   std::optional<TextForm> text;  // none: C++ code, which has no text
+  // Whether this equation holds C++ code all the same (its text does not
+  // say it: rune::root's linear solve); null: never.
+  bool (*holds_code)(const Equation&) = nullptr;
 
   // The output types from the input types (the sub-programs are checked
   // against them); throws std::invalid_argument naming the entry point.

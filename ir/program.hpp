@@ -32,6 +32,7 @@
 
 #include "ops/primitive.hpp"
 #include "rune/detail/custom_rule.hpp"
+#include "rune/detail/linear_solve.hpp"
 
 namespace rune::ir {
 
@@ -48,6 +49,8 @@ enum class OpKind : std::uint8_t {
   callback,     // rune::callback: C++ run on the inputs' elements: host
   custom,       // custom_jvp/custom_vjp: programs[0] computes it, rule differentiates it
   iterate,      // a loop until a condition: iterate fields, programs: until, step
+  root,         // a zero of programs[0] (the residual): root fields
+  remat,        // programs[0], recomputed in the backward pass
 };
 
 // Whether equations of this kind are constructs (ir/construct.hpp).
@@ -120,7 +123,23 @@ struct IterateInfo {
   bool operator==(const IterateInfo&) const = default;
 };
 
-using ConstructInfo = std::variant<std::monostate, ScanInfo, IterateInfo>;
+// root: inputs are the point (point_count values, a zero of the residual
+// that the caller's solve found) then the residual's captures; programs[0]
+// (the residual) takes the same and returns values of as many elements as
+// the point. Its outputs are the point; its derivative comes from the
+// implicit function theorem, solving with the residual's Jacobian (by
+// nx::solve, or by `linear_solve`, C++ code).
+struct RootInfo {
+  int point_count = 0;
+  std::shared_ptr<const detail::LinearSolve> linear_solve;
+  bool operator==(const RootInfo&) const = default;
+};
+
+// remat: inputs are the function's arguments then its captures; programs[0]
+// computes its outputs. Linearizing it keeps only the inputs: the backward
+// pass computes the program again.
+
+using ConstructInfo = std::variant<std::monostate, ScanInfo, IterateInfo, RootInfo>;
 
 struct Equation {
   OpKind kind = OpKind::primitive;

@@ -9,6 +9,8 @@
 #include "rune/iterate.hpp"
 #include "rune/jit.hpp"
 #include "rune/program.hpp"
+#include "rune/remat.hpp"
+#include "rune/root.hpp"
 #include "rune/scan.hpp"
 #include "rune/tree.hpp"
 #include "rune/vmap.hpp"

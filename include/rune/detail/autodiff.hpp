@@ -43,6 +43,20 @@ class Linearization {
   std::unique_ptr<State> state_;
 };
 
+// While one lives (on this thread), nothing computed is differentiated:
+// values that carry a derivative give their primal, and what is computed
+// from them carries none (rune::root's solve).
+class WithoutDerivatives {
+ public:
+  WithoutDerivatives();
+  ~WithoutDerivatives();
+  WithoutDerivatives(const WithoutDerivatives&) = delete;
+  WithoutDerivatives& operator=(const WithoutDerivatives&) = delete;
+};
+
+// The bytes of the values a linear map keeps for its backward pass.
+std::size_t residual_bytes(const LinearMap& map);
+
 // Runs a function forward carrying concrete tangents (forward mode).
 class Forward {
  public:

@@ -1,0 +1,34 @@
+#include "constructs/batched_program.hpp"
+
+#include "ir/eval.hpp"
+#include "ir/staging.hpp"
+#include "ops/concrete.hpp"
+
+namespace rune::constructs {
+
+BatchedProgram batch_program(batch::BatchTrace& map, const ir::Program& program, std::span<const nx::Tensor> values,
+                             const std::vector<bool>& batched, bool stack_all) {
+  ir::StagingTrace staging(map.entry_point());
+  BatchedProgram out;
+  std::vector<nx::Tensor> results;
+  {
+    nx::ops::TraceScope staged(staging);
+    std::vector<nx::Tensor> params;
+    for (const nx::Tensor& v : values) params.push_back(staging.add_param(nx::ops::type_of(v)));
+    batch::BatchTrace lanes(map.entry_point(), map.lanes(), map.axis());
+    nx::ops::TraceScope mapped(lanes);
+    for (std::size_t i = 0; i < params.size(); ++i)
+      if (batched[i]) params[i] = lanes.wrap(params[i]);
+    for (const nx::Tensor& r : ir::evaluate(program, params)) {
+      bool is_batched = false;
+      nx::Tensor value = lanes.lanes_of(r, &is_batched);
+      results.push_back(stack_all ? lanes.stacked(r) : value);
+      out.results_batched.push_back(stack_all || is_batched);
+    }
+  }
+  out.program = staging.finish(results);
+  out.captures = staging.captures();
+  return out;
+}
+
+}  // namespace rune::constructs

@@ -1,0 +1,27 @@
+// A sub-program of a construct computed for every lane of a map at once:
+// what the batching rules of constructs (root, remat, ...) share.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "batch/batch_trace.hpp"
+#include "ir/program.hpp"
+
+namespace rune::constructs {
+
+struct BatchedProgram {
+  std::shared_ptr<const ir::Program> program;  // parameters: as given, then `captures`
+  std::vector<nx::Tensor> captures;            // values of enclosing traces it reads
+  std::vector<bool> results_batched;           // whether each result has the lanes' axis
+};
+
+// `program` over every lane's values: parameter i takes values[i], which
+// holds every lane's value along axis 0 where batched[i], else the value of
+// all lanes. A result is stacked along axis 0 when it differs across lanes,
+// or when `stack_all` says so (then every result is).
+BatchedProgram batch_program(batch::BatchTrace& map, const ir::Program& program, std::span<const nx::Tensor> values,
+                             const std::vector<bool>& batched, bool stack_all);
+
+}  // namespace rune::constructs
