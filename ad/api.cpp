@@ -90,9 +90,24 @@ std::vector<nx::Tensor> Linearization::finish(std::span<const nx::Tensor> output
 
 std::shared_ptr<const LinearMap> Linearization::linear_map() const { return state_->map; }
 
-std::size_t residual_bytes(const LinearMap& map) {
+namespace {
+std::size_t bytes_of(const nx::Tensor& t) { return std::size_t(t.numel()) * nx::size_of(t.dtype()); }
+
+// The constants of a program and its sub-programs (the residuals a linear
+// program recorded from concrete values).
+std::size_t constant_bytes(const ir::Program& p) {
   std::size_t bytes = 0;
-  for (const nx::Tensor& t : map.residuals) bytes += std::size_t(t.numel()) * nx::size_of(t.dtype());
+  for (const ir::Equation& eq : p.equations) {
+    if (eq.kind == ir::OpKind::constant) bytes += bytes_of(eq.constant);
+    for (const auto& sub : eq.programs) bytes += constant_bytes(*sub);
+  }
+  return bytes;
+}
+}  // namespace
+
+std::size_t residual_bytes(const LinearMap& map) {
+  std::size_t bytes = constant_bytes(*map.program);
+  for (const nx::Tensor& t : map.residuals) bytes += bytes_of(t);
   return bytes;
 }
 

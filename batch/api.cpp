@@ -78,7 +78,6 @@ nx::Tensor gathered(batch::BatchTrace& map, const nx::Tensor& x) {
 batch::BatchTrace& named_map(std::string_view api, Axis a) {
   batch::BatchTrace* map = batch::innermost_map(a.id);
   if (!map || a.id == 0) nx::ops::fail(api, "no map of this axis is running (name one with rune::vmap(f, axis))");
-  if (!map->gathering_forbidden().empty()) nx::ops::fail(api, map->gathering_forbidden());
   return *map;
 }
 

@@ -5,8 +5,6 @@
 // (ops/batching.cpp); constructs run lane by lane.
 #pragma once
 
-#include <string>
-
 #include "ir/trace.hpp"
 
 namespace rune::batch {
@@ -31,9 +29,6 @@ class BatchTrace final : public ir::Trace {
   // lane's, index included.
   void set_lane_indices(nx::Tensor indices) { lane_indices_ = std::move(indices); }
   const nx::Tensor& lane_indices() const { return lane_indices_; }
-  // rune::lanes on this map throws `why` (its lanes do not all run).
-  void forbid_gathering(std::string why) { gathering_forbidden_ = std::move(why); }
-  const std::string& gathering_forbidden() const { return gathering_forbidden_; }
 
   nx::Tensor process(ir::Prim p, std::span<const nx::Tensor> operands, const ir::Params& params,
                      const ir::TensorType& type) override;
@@ -43,7 +38,6 @@ class BatchTrace final : public ir::Trace {
   std::int64_t lanes_;
   std::uint64_t axis_;
   nx::Tensor lane_indices_;
-  std::string gathering_forbidden_;
 };
 
 // The innermost map of this thread's traces named `axis` (any map for 0),

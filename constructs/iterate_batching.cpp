@@ -5,8 +5,6 @@
 // the step at a stopped lane's carry: a stopped lane takes a running lane's
 // carry, stop and captures (the first running lane, its donor), so the step
 // computed in its place is that lane's, lane_index() included, and dropped.
-// rune::lanes inside such a step throws: the stopped lanes take no trips of
-// their own to gather from.
 #include "batch/batch_trace.hpp"
 #include "constructs/iterate.hpp"
 #include "ir/eval.hpp"
@@ -49,10 +47,6 @@ std::vector<Tensor> as_lanes(batch::BatchTrace& map, std::span<const Tensor> all
   for (std::size_t i = 0; i < all.size(); ++i) out.push_back(batched[i] ? map.wrap(all[i]) : all[i]);
   return out;
 }
-
-const char* const gathering_stopped_lanes =
-    "a lane of rune::iterate that stopped takes no more trips, so a step cannot gather every lane; give every lane "
-    "the same stop";
 
 }  // namespace
 
@@ -105,10 +99,7 @@ std::vector<Tensor> iterate_batched(batch::BatchTrace& trace, const ir::Equation
         if (step_in_batched[i]) in[i] = nx::take(in[i], donor, 0);
     }
     batch::BatchTrace map(trace.entry_point(), lanes, trace.axis());
-    if (until_batched) {
-      map.set_lane_indices(donor);
-      map.forbid_gathering(gathering_stopped_lanes);
-    }
+    if (until_batched) map.set_lane_indices(donor);
     std::vector<Tensor> out;
     {
       nx::ops::TraceScope mapped(map);

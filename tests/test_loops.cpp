@@ -1,0 +1,260 @@
+// rune::iterate, rune::root and rune::remat: values, errors, and each under
+// jvp, grad, vmap and jit, nested in each other.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <cmath>
+
+#include "rune/detail/autodiff.hpp"
+#include "rune/rune.hpp"
+
+using nx::Tensor;
+
+namespace {
+
+Tensor vec(std::vector<double> v) {
+  const auto n = std::int64_t(v.size());
+  return nx::create(nx::float64, {n}, v);
+}
+
+bool same_bits(const Tensor& a, const Tensor& b) {
+  return a.shape() == b.shape() && nx::to_vector<double>(a) == nx::to_vector<double>(b);
+}
+
+// Newton's square root of a, stopping within 1e-12, at most max steps.
+auto newton(std::int64_t max) {
+  return [max](const Tensor& a) {
+    return rune::iterate(
+        max, [a](const Tensor& x) { return nx::all(nx::less(nx::abs(x * x - a), 1e-12)); },
+        [a](const Tensor& x) { return (x + a / x) / 2.; }, a);
+  };
+}
+
+}  // namespace
+
+TEST_CASE("iterate: until is tested before each step") {
+  std::atomic<int> steps{0};
+  auto count = [&](const Tensor& x) {
+    return rune::callback(
+        [&](const Tensor& v) {
+          ++steps;
+          return v;
+        },
+        x, x);
+  };
+  auto halve = [&](const Tensor& x) {
+    return rune::iterate(10, [](const Tensor& v) { return nx::less(v, 1.); }, [&](const Tensor& v) { return count(v) / 2.; }, x);
+  };
+  CHECK(nx::item(halve(nx::scalar(nx::float64, 0.5))) == 0.5);
+  CHECK(steps == 0);
+  CHECK(nx::item(halve(nx::scalar(nx::float64, 5.))) == 0.625);
+  CHECK(steps == 3);
+  CHECK(nx::item(rune::jit(halve)(nx::scalar(nx::float64, 5.))) == 0.625);
+  CHECK(steps == 6);
+}
+
+TEST_CASE("iterate: the API's errors") {
+  CHECK_THROWS_WITH(newton(3)(vec({1e6})), "rune::iterate: until is still false after max = 3 steps");
+  CHECK_THROWS_WITH(rune::jit(newton(3))(vec({1e6})), "rune::iterate: until is still false after max = 3 steps");
+  CHECK_THROWS_WITH(newton(-1)(vec({4.})), "rune::iterate: max = -1 is negative");
+  CHECK_THROWS_WITH(rune::iterate(
+                        3, [](const Tensor& x) { return nx::less(x, 1.); }, [](const Tensor& x) { return x; },
+                        vec({1., 2.})),
+                    "rune::iterate: until must return one boolean, got bool [2]");
+  CHECK_THROWS_WITH(rune::iterate(
+                        3, [](const Tensor& x) { return nx::all(nx::less(x, 1.)); },
+                        [](const Tensor& x) { return nx::concatenate({x, x}); }, vec({1., 2.})),
+                    "rune::iterate: the root: shape [4] in the carry the step returned, [2] in the carry it received");
+  CHECK_THROWS_WITH(rune::vmap(newton(3))(vec({1., 16., 1e6})),
+                    "rune::iterate: until is still false after max = 3 steps, in lane 1");
+  auto nested = rune::vmap(rune::vmap([](const Tensor& a) { return newton(3)(a); }));
+  CHECK_THROWS_WITH(nested(nx::create(nx::float64, {2, 3}, {1., 1., 1., 1., 1., 1e6})),
+                    "rune::iterate: until is still false after max = 3 steps, in lane 1, in lane 2");
+}
+
+TEST_CASE("iterate: max = 0 runs no step; a stop at once keeps the carry") {
+  CHECK_THROWS(newton(0)(vec({4.})));
+  CHECK(same_bits(newton(0)(vec({1.})), vec({1.})));
+}
+
+TEST_CASE("iterate under vmap: each lane stops on its own, bit for bit") {
+  const Tensor a = vec({1., 16., 1e6, 2.});
+  const Tensor mapped = rune::vmap(newton(50))(a);
+  for (std::int64_t i = 0; i < 4; ++i)
+    CHECK(nx::item(nx::get(mapped, i)) == nx::item(newton(50)(nx::reshape(nx::get(a, i), {1}))));
+  CHECK(same_bits(rune::jit(rune::vmap(newton(50)))(a), mapped));
+  CHECK(same_bits(rune::vmap(rune::jit(newton(50)))(a), mapped));
+}
+
+TEST_CASE("iterate under vmap: a stopped lane computes a running lane's step, and drops it") {
+  // The step records the lane index and the carry it is computed at; a lane
+  // that stopped (lane 0, at once) must never be stepped at its own carry.
+  std::vector<std::pair<double, int>> seen;
+  auto step = [&](const Tensor& x) {
+    return rune::callback(
+        [&](const Tensor& v, const Tensor& lane) {
+          seen.emplace_back(nx::item(v), int(nx::item(lane)));
+          return v + 1.;
+        },
+        x, x, rune::lane_index());
+  };
+  auto count_to = [&](const Tensor& limit) {
+    return rune::iterate(10, [limit](const Tensor& x) { return nx::greater_equal(x, limit); }, step,
+                         nx::scalar(nx::float64, 0.));
+  };
+  const Tensor out = rune::vmap(count_to)(vec({0., 2.}));
+  CHECK(nx::to_vector<double>(out) == std::vector<double>{0., 2.});
+  for (const auto& [value, lane] : seen) CHECK(lane == 1);  // (lane 0 took lane 1's steps)
+}
+
+TEST_CASE("iterate under vmap: rune::lanes inside a step is refused at its trace") {
+  // The step's C++ runs once, into a program, before any lane runs: there
+  // are no lanes yet to gather (a gap: docs/loops.md).
+  rune::Axis a = rune::axis();
+  auto f = [a](const Tensor& limit) {
+    return rune::iterate(
+        10, [limit](const Tensor& x) { return nx::greater_equal(x, limit); },
+        [a](const Tensor& x) { return x + nx::sum(rune::lanes(a, x)) * 0. + 1.; }, nx::scalar(nx::float64, 0.));
+  };
+  CHECK_THROWS_WITH(rune::vmap(f, a)(vec({1., 2.})),
+                    "rune::lanes: the value is traced by rune::iterate inside the map; gather the lanes outside it");
+}
+
+TEST_CASE("iterate: derivatives cover the steps taken") {
+  const Tensor a = vec({4., 9.});
+  auto total = [](const Tensor& v) { return nx::sum(newton(50)(v)); };
+  const Tensor g = rune::grad(total, a);
+  CHECK(nx::to_vector<double>(g)[0] == Approx(0.25).epsilon(1e-12));
+  CHECK(nx::to_vector<double>(g)[1] == Approx(1. / 6).epsilon(1e-12));
+  CHECK(rune::check_grads(total, a));
+  CHECK(same_bits(rune::jit(rune::grad(total))(a), g));
+  auto [y, t] = rune::jvp(newton(50), a, vec({1., 1.}));
+  CHECK(same_bits(t, g));
+  // grad of vmap and vmap of grad
+  const Tensor lanes = vec({1., 16., 1e6});
+  const Tensor g1 = rune::grad([](const Tensor& v) { return nx::sum(rune::vmap(newton(50))(v)); }, lanes);
+  const Tensor g2 = rune::vmap(rune::grad([](const Tensor& v) { return newton(50)(v); }))(lanes);
+  // (lane 0 stops at once: its carry is its input, whose derivative is 1)
+  for (std::int64_t i = 0; i < 3; ++i)
+    CHECK(nx::item(nx::get(g1, i)) == nx::item(rune::grad(total, nx::reshape(nx::get(lanes, i), {1}))));
+  CHECK(nx::to_vector<double>(g1) == nx::to_vector<double>(g2));
+}
+
+TEST_CASE("iterate: printed programs parse back, and run") {
+  const Tensor a = vec({4., 9.});
+  for (const rune::Program& p : {rune::program(newton(50), a), rune::program(rune::vmap(newton(50)), a)}) {
+    const rune::Program back = rune::parse_program(rune::to_string(p));
+    CHECK(back == p);
+  }
+  CHECK(same_bits(rune::run(rune::program(newton(50), a), {a})[0], vec({2., 3.})));
+}
+
+TEST_CASE("iterate inside scan, scan inside iterate") {
+  auto body = [](const Tensor& acc, const Tensor& row) {
+    Tensor r = newton(50)(nx::reshape(row, {1}));
+    Tensor next = acc + nx::sum(r);
+    return std::pair{next, next};
+  };
+  auto f = [&](const Tensor& xs) { return rune::scan(body, nx::scalar(nx::float64, 0.), xs).first; };
+  CHECK(nx::item(f(vec({4., 9., 16.}))) == Approx(9.).epsilon(1e-14));
+  CHECK(same_bits(rune::jit(f)(vec({4., 9., 16.})), f(vec({4., 9., 16.}))));
+  auto g = [](const Tensor& x0) {
+    return rune::iterate(
+        5, [](const Tensor& x) { return nx::greater(x, 100.); },
+        [](const Tensor& x) {
+          return rune::scan([](const Tensor& c, const Tensor& r) { return std::pair{c * r, c}; }, x, vec({2., 3.})).first;
+        },
+        x0);
+  };
+  CHECK(nx::item(g(nx::scalar(nx::float64, 1.))) == 216.);
+  CHECK(nx::item(rune::grad(g, nx::scalar(nx::float64, 1.))) == 216.);
+}
+
+TEST_CASE("root: the value is solve's, the derivative the implicit function theorem's") {
+  int solves = 0;
+  auto sqrt_root = [&](const Tensor& a) {
+    return rune::root([a](const Tensor& x) { return x * x - a; },
+                      [&] {
+                        ++solves;
+                        return newton(50)(a);
+                      });
+  };
+  const Tensor a = vec({4., 9.});
+  CHECK(same_bits(sqrt_root(a), vec({2., 3.})));
+  auto objective = [&](const Tensor& v) { return nx::sum(sqrt_root(v)); };
+  CHECK(same_bits(rune::grad(objective, a), vec({0.25, 1. / 6})));
+  CHECK(rune::check_grads(objective, a));
+  CHECK(same_bits(rune::jit(rune::grad(objective))(a), vec({0.25, 1. / 6})));
+  auto [y, t] = rune::jvp(sqrt_root, a, vec({1., 1.}));
+  CHECK(same_bits(t, vec({0.25, 1. / 6})));
+  // Mapped, each lane's solve stops on its own (lane 0 a bit before 2): the
+  // derivative is 1 / 2x at each lane's point.
+  const Tensor x = rune::vmap(sqrt_root)(a);
+  const Tensor want = 0.5 / x;
+  CHECK(nx::item(nx::max(nx::abs(rune::vmap(rune::grad([&](const Tensor& s) { return sqrt_root(s); }))(a) - want))) < 1e-15);
+  CHECK(nx::item(nx::max(nx::abs(rune::grad([&](const Tensor& v) { return nx::sum(rune::vmap(sqrt_root)(v)); }, a) - want))) < 1e-15);
+}
+
+TEST_CASE("root: captured values get derivatives; a linear solve replaces nx::solve") {
+  // x solves x^3 + c x - b = 0 (one real root for c > 0): dx/db = 1 / (3x^2 + c).
+  auto cubic = [](const Tensor& b, const Tensor& c) {
+    auto residual = [b, c](const Tensor& x) { return x * x * x + c * x - b; };
+    auto solve = [b, c] {
+      return rune::iterate(
+          100, [b, c](const Tensor& x) { return nx::all(nx::less(nx::abs(x * x * x + c * x - b), 1e-13)); },
+          [b, c](const Tensor& x) { return x - (x * x * x + c * x - b) / (3. * x * x + c); }, b);
+    };
+    return rune::root(residual, solve);
+  };
+  const Tensor b = vec({2.}), c = vec({1.});  // x = 1
+  auto by_b = [&](const Tensor& v) { return nx::sum(cubic(v, c)); };
+  auto by_c = [&](const Tensor& v) { return nx::sum(cubic(b, v)); };
+  CHECK(nx::item(nx::get(rune::grad(by_b, b), 0)) == Approx(0.25));
+  CHECK(nx::item(nx::get(rune::grad(by_c, c), 0)) == Approx(-0.25));
+  CHECK(rune::check_grads(by_b, b));
+  CHECK(rune::check_grads(by_c, c));
+  // The diagonal Jacobian of an elementwise residual, solved by division.
+  auto with_ls = [](const Tensor& a) {
+    return rune::root([a](const Tensor& x) { return x * x - a; }, [a] { return newton(50)(a); },
+                      [](auto op, const Tensor& rhs) { return rhs / op(nx::ones_like(rhs)); });
+  };
+  const Tensor a = vec({4., 9.});
+  CHECK(same_bits(rune::grad([&](const Tensor& v) { return nx::sum(with_ls(v)); }, a), vec({0.25, 1. / 6})));
+  CHECK(same_bits(rune::jit(rune::grad([&](const Tensor& v) { return nx::sum(with_ls(v)); }))(a), vec({0.25, 1. / 6})));
+  CHECK_THROWS_WITH(rune::save_program(rune::program([&](const Tensor& v) { return with_ls(v); }, a), "/tmp/rune_ls.txt"),
+                    Catch::Contains("linear solve"));
+}
+
+TEST_CASE("remat: the same values and derivatives, fewer bytes kept") {
+  auto layer = rune::remat([](const Tensor& x) { return nx::tanh(nx::sin(x)); });
+  auto run = [](auto step) {
+    return [step](const Tensor& xs) {
+      return rune::scan(
+                 [step](const Tensor& acc, const Tensor& row) {
+                   Tensor next = step(acc + row);
+                   return std::pair{next, next};
+                 },
+                 nx::scalar(nx::float64, 0.5), xs)
+          .first;
+    };
+  };
+  auto plain_step = [](const Tensor& x) { return nx::tanh(nx::sin(x)); };
+  const Tensor xs = nx::linspace(nx::float64, -1., 1., 1000);
+  const Tensor g_remat = rune::grad(run(layer), xs), g_plain = rune::grad(run(plain_step), xs);
+  CHECK(nx::item(nx::max(nx::abs(g_remat - g_plain))) < 1e-12);
+  CHECK(same_bits(rune::jit(rune::grad(run(layer)))(xs), g_remat));
+  auto [y, t] = rune::jvp(layer, vec({0.3}), vec({1.}));
+  CHECK(nx::item(nx::get(t, 0)) == Approx(std::cos(0.3) / std::pow(std::cosh(std::sin(0.3)), 2)));
+  CHECK(same_bits(rune::vmap(layer)(vec({0.1, 0.2})), plain_step(vec({0.1, 0.2}))));
+
+  // The bytes the backward pass keeps: the scan stacks each row's residuals.
+  auto kept = [&](auto step) {
+    rune::detail::Linearization lin("rune::vjp");
+    std::vector<Tensor> in = lin.inputs(std::vector<Tensor>{xs});
+    lin.finish(std::vector<Tensor>{run(step)(in[0])}, 1);
+    return rune::detail::residual_bytes(*lin.linear_map());
+  };
+  const std::size_t with_remat = kept(layer), without = kept(plain_step);
+  INFO("bytes kept: " << with_remat << " with remat, " << without << " without");
+  CHECK(with_remat < without);
+}
