@@ -5,6 +5,7 @@
 // transposed there, so the backward pass computes the program's values
 // again from the inputs it kept.
 #include "ad/jvp_trace.hpp"
+#include "ad/split.hpp"
 #include "ad/transpose.hpp"
 #include "constructs/batched_program.hpp"
 #include "constructs/table.hpp"
@@ -40,38 +41,31 @@ std::vector<Tensor> eager(const ir::Equation& eq, std::span<const Tensor> inputs
 }
 
 // The backward pass: a program from (cotangents of the outputs, inputs) to
-// the cotangents of the inputs that have a tangent (`slots`), which
-// linearizes the body at the inputs and transposes that.
+// the cotangents of the inputs that have a tangent (`slots`): it computes
+// the body's primal part again from the inputs (adding nothing to totals:
+// a replay) and transposes the linear part.
 std::pair<std::shared_ptr<const ir::Program>, std::vector<Tensor>> backward(const ir::Program& body,
                                                                            std::span<const Tensor> primals,
                                                                            const std::vector<bool>& slots,
                                                                            std::span<const Tensor> outputs) {
+  std::vector<ir::TensorType> types;
+  for (const Tensor& x : primals) types.push_back(nx::ops::type_of(x));
+  const ad::Split parts = ad::split(body, types, slots);
   ir::StagingTrace staging("rune::grad");
   std::shared_ptr<const ir::Program> program;
   {
     nx::ops::TraceScope staged(staging);
+    ir::Replay replay;
     std::vector<Tensor> cts, args;
     for (const Tensor& y : outputs) cts.push_back(staging.add_param(nx::ops::type_of(y)));
-    for (const Tensor& x : primals) args.push_back(staging.add_param(nx::ops::type_of(x)));
-    ir::StagingTrace linear("rune::grad", false);
-    ad::JvpTrace jvp("rune::grad", true);
-    std::vector<Tensor> tangents;
-    {
-      nx::ops::TraceScope linear_scope(linear);
-      nx::ops::TraceScope jvp_scope(jvp);
-      std::vector<Tensor> wrapped;
-      for (std::size_t i = 0; i < args.size(); ++i)
-        wrapped.push_back(slots[i] ? jvp.wrap(args[i], linear.add_param(nx::ops::type_of(args[i]))) : args[i]);
-      for (const Tensor& r : ir::evaluate(body, wrapped)) {
-        const Tensor t = jvp.tangent_of(r);
-        tangents.push_back(t.defined() ? t : nx::zeros_like(jvp.primal_of(r)));
-      }
-    }
-    std::shared_ptr<const ir::Program> linear_body = linear.finish(tangents);
-    std::vector<Tensor> fixed(std::size_t(std::count(slots.begin(), slots.end(), true)));
-    fixed.insert(fixed.end(), linear.captures().begin(), linear.captures().end());
-    std::vector<Tensor> in_cts = ad::transpose(*linear_body, fixed, cts);
-    in_cts.resize(std::size_t(std::count(slots.begin(), slots.end(), true)));
+    for (const ir::TensorType& t : types) args.push_back(staging.add_param(t));
+    args.insert(args.end(), parts.captures.begin(), parts.captures.end());
+    const std::vector<Tensor> computed = ir::evaluate(*parts.primal, args);
+    const auto tangents = std::size_t(std::count(slots.begin(), slots.end(), true));
+    std::vector<Tensor> fixed(tangents);
+    fixed.insert(fixed.end(), computed.end() - long(parts.residuals), computed.end());
+    std::vector<Tensor> in_cts = ad::transpose(*parts.linear, fixed, cts);
+    in_cts.resize(tangents);
     program = staging.finish(in_cts);
   }
   return {program, staging.captures()};

@@ -72,6 +72,7 @@ class Stepping {
 struct ConstructRules {
   std::string_view entry_point;  // the user's function, first in errors: "rune::scan"
   bool effect = false;           // runs once per execution; passes keep it
+  bool replayed = true;          // false: a replay (ir::Replay) does not compute it again
   std::optional<TextForm> text;  // none: C++ code, which has no text
   // Whether this equation holds C++ code all the same (its text does not
   // say it: rune::root's linear solve); null: never.

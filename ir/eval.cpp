@@ -9,7 +9,16 @@
 
 namespace rune::ir {
 
+namespace {
+thread_local int replays = 0;
+}
+
+Replay::Replay() { ++replays; }
+Replay::~Replay() { --replays; }
+bool replaying() { return replays > 0; }
+
 std::vector<nx::Tensor> bind_construct(const Equation& eq, std::span<const nx::Tensor> inputs, std::string_view api) {
+  if (replaying() && !construct_rules(eq.kind).replayed) return {};
   bool traced = nx::ops::trace_depth() > 0;
   for (const nx::Tensor& t : inputs) traced = traced || t.is_traced();
   if (traced)

@@ -24,6 +24,18 @@ class Trace : public nx::ops::Trace {
 // and with none it runs eagerly. `api` names the user's entry point.
 std::vector<nx::Tensor> bind_construct(const Equation& eq, std::span<const nx::Tensor> inputs, std::string_view api);
 
+// While one lives (on this thread), what is computed replays a computation
+// already done (rune::remat's backward pass): constructs that must happen
+// once per execution (adds to a rune::Total) are left out.
+class Replay {
+ public:
+  Replay();
+  ~Replay();
+  Replay(const Replay&) = delete;
+  Replay& operator=(const Replay&) = delete;
+};
+bool replaying();
+
 // A handle that carries only a type: what type rules are given when a
 // program is checked or parsed.
 nx::Tensor type_only(const TensorType& type);

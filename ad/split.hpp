@@ -1,0 +1,33 @@
+// A program's linearization split in two programs, for constructs whose
+// derivative keeps the primal computation in a construct of its own
+// (rune::remat's backward pass, rune::collect): the primal program computes
+// the outputs and the residuals (what the tangent operations read), the
+// linear program maps the tangents and the residuals to the outputs'
+// tangents.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "ir/program.hpp"
+
+namespace rune::ad {
+
+struct Split {
+  // Parameters: the program's; results: its results, then the residuals.
+  std::shared_ptr<const ir::Program> primal;
+  // Parameters: a tangent for each parameter in `slots`, then the
+  // residuals; results: a tangent for each result (zeros where none).
+  std::shared_ptr<const ir::Program> linear;
+  std::size_t residuals = 0;
+  // Values of enclosing traces the primal program reads (its last
+  // parameters).
+  std::vector<nx::Tensor> captures;
+};
+
+// `program` linearized at parameters of `types`; the parameters in `slots`
+// carry a tangent.
+Split split(const ir::Program& program, std::span<const ir::TensorType> types, const std::vector<bool>& slots);
+
+}  // namespace rune::ad
