@@ -9,6 +9,7 @@ const ConstructRules& construct_rules(OpKind kind) {
   switch (kind) {
     case OpKind::scan: return scan_rules;
     case OpKind::iterate: return iterate_rules;
+    case OpKind::cond: return cond_rules;
     case OpKind::check: return check_rules;
     case OpKind::callback: return callback_rules;
     case OpKind::custom: return custom_rules;
@@ -20,7 +21,7 @@ const ConstructRules& construct_rules(OpKind kind) {
 }
 
 std::optional<OpKind> construct_named(std::string_view word) {
-  for (OpKind kind : {OpKind::scan, OpKind::iterate, OpKind::check, OpKind::callback, OpKind::custom,
+  for (OpKind kind : {OpKind::scan, OpKind::iterate, OpKind::cond, OpKind::check, OpKind::callback, OpKind::custom,
                       OpKind::linear_call})
     if (const auto& text = construct_rules(kind).text; text && text->word == word) return kind;
   return std::nullopt;

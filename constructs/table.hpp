@@ -8,6 +8,7 @@ namespace rune::constructs {
 
 extern const ir::ConstructRules scan_rules;         // scan.cpp
 extern const ir::ConstructRules iterate_rules;      // iterate.cpp
+extern const ir::ConstructRules cond_rules;         // cond.cpp
 extern const ir::ConstructRules check_rules;        // check.cpp
 extern const ir::ConstructRules callback_rules;     // callback.cpp
 extern const ir::ConstructRules custom_rules;       // custom.cpp
