@@ -96,7 +96,8 @@ std::vector<Tensor> eager(const ir::Equation& eq, std::span<const Tensor> inputs
 class CondStepping final : public ir::Stepping {
  public:
   CondStepping(const ir::Equation& eq, std::vector<Tensor> inputs)
-      : branch_(chosen(eq, inputs[0])), program_(eq.programs[branch_].get()), operands_(inputs.begin() + 1, inputs.end()) {}
+      : branch_(chosen(eq, inputs[0])), program_(eq.programs[branch_].get()),
+        operands_(inputs.begin() + 1, inputs.end()) {}
 
   std::optional<ir::Trip> first() const override {
     return ir::Trip{program_, operands_, "branch " + std::to_string(branch_)};

@@ -2,6 +2,8 @@
 // over the branches' JVPs) and transposition (a cond over the transposed
 // branches). The index has no derivative; only the branch taken is
 // differentiated when the code runs.
+#include <algorithm>
+
 #include "ad/jvp_trace.hpp"
 #include "ad/transpose.hpp"
 #include "constructs/cond.hpp"
@@ -90,6 +92,10 @@ std::vector<Tensor> forward(JvpTrace& trace, const ir::Equation& eq, const Input
   return wrap_outputs(trace, all.first(results), all.subspan(results));
 }
 
+bool holds(const std::vector<Tensor>& values, const Tensor& t) {
+  return std::any_of(values.begin(), values.end(), [&](const Tensor& v) { return v.impl() == t.impl(); });
+}
+
 // Linearization: a primal cond that also returns every branch's residuals
 // (the branch taken gives its own, zeros stand for the others'), and a
 // linear cond over the tangents and those residuals.
@@ -119,10 +125,7 @@ std::vector<Tensor> linearized(JvpTrace& trace, const ir::Equation& eq, const In
     {
       nx::ops::TraceScope scope(staging);  // (the zeros are constants of this branch)
       for (const Tensor& r : linear.captures)
-        results.push_back(std::find_if(own.begin(), own.end(), [&](const Tensor& t) { return t.impl() == r.impl(); }) !=
-                                  own.end()
-                              ? r
-                              : nx::ops::zeros_of(nx::ops::type_of(r)));
+        results.push_back(holds(own, r) ? r : nx::ops::zeros_of(nx::ops::type_of(r)));
     }
     auto primal_program = staging.finish(results);
     primal_branches.add(std::move(primal_program), staging.captures());
@@ -179,7 +182,8 @@ std::vector<Tensor> cond_transpose(const ir::Equation& eq, std::span<const Tenso
     {
       nx::ops::TraceScope scope(staging);
       std::vector<Tensor> cts, params(inputs.size() - 1);
-      for (std::size_t k = 0; k < first.results.size(); ++k) cts.push_back(staging.add_param(nx::ops::type_of(operands[k])));
+      for (std::size_t k = 0; k < first.results.size(); ++k)
+        cts.push_back(staging.add_param(nx::ops::type_of(operands[k])));
       for (std::size_t i = 1; i < inputs.size(); ++i)
         if (inputs[i].defined()) params[i - 1] = staging.add_param(types[i]);
       const std::vector<Tensor> param_cts = ad::transpose(*program, params, cts);

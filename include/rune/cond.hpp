@@ -63,7 +63,8 @@ auto cond(const nx::Tensor& pred, Then then_fn, Else else_fn) {
   auto then_result = branches.trace("rune::cond", then_fn);
   static_assert(std::is_same_v<decltype(then_result), decltype(else_result)>,
                 "rune::cond: both branches must return the same type");
-  if (auto difference = first_difference(else_result, then_result, "in the else branch's result", "in the then branch's"))
+  if (auto difference =
+          first_difference(else_result, then_result, "in the else branch's result", "in the then branch's"))
     detail::branch_results_differ("rune::cond", *difference);
   std::vector<nx::Tensor> outs = detail::bind_cond("rune::cond", index, branches);
   return rebuild(then_result, std::span<const nx::Tensor>(outs));
