@@ -51,6 +51,7 @@ enum class OpKind : std::uint8_t {
   iterate,      // a loop until a condition: iterate fields, programs: until, step
   root,         // a zero of programs[0] (the residual): root fields
   remat,        // programs[0], recomputed in the backward pass
+  cond,         // one of its programs (the branches), chosen by an index (see below)
 };
 
 // Whether equations of this kind are constructs (ir/construct.hpp).
@@ -122,6 +123,15 @@ struct IterateInfo {
   int until_captures = 0;
   bool operator==(const IterateInfo&) const = default;
 };
+
+// cond (rune::cond, rune::switch_): inputs are the index, an int32 scalar,
+// then the operands; every program (a branch) takes the operands and
+// returns values of the same types, the cond's outputs. Only branch
+// clamp(index, 0, branches - 1) is computed. rune::cond(pred, then, else)
+// is the cond of int32(pred) over (else, then). A branch's operands are the
+// captures of every branch (each program takes them all and reads its
+// own), or in derived conds the tangents, residuals or cotangents.
+// No payload: the programs are the branches.
 
 // root: inputs are the point (point_count values, a zero of the residual
 // that the caller's solve found) then the residual's captures; programs[0]

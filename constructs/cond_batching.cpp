@@ -1,0 +1,103 @@
+// The cond construct under vmap. With one index for every lane: one cond
+// whose branches are batched (each traced under a map), a result batched
+// in one branch being batched in all. With one index per lane: every
+// branch is computed for every lane, and each lane selects the result of
+// its own branch (its index clamped), as nx::where does.
+#include "batch/batch_trace.hpp"
+#include "constructs/cond.hpp"
+#include "ir/eval.hpp"
+#include "ir/staging.hpp"
+#include "ops/concrete.hpp"
+#include "rune/nx.hpp"
+
+namespace rune::constructs {
+
+namespace {
+
+using batch::BatchTrace;
+using nx::Tensor;
+
+// The operands as the batched cond takes them: every lane's values, and
+// which are batched.
+struct Operands {
+  std::vector<Tensor> values;
+  std::vector<bool> batched;
+};
+
+struct BatchedBranch {
+  std::shared_ptr<const ir::Program> program;
+  std::vector<Tensor> captures;
+  std::vector<bool> results_batched;
+};
+
+// Traces a branch for every lane at once; results whose `stacked` is set
+// are returned batched even where the branch computes them for all lanes.
+BatchedBranch trace_branch(BatchTrace& outer, const ir::Program& branch, const Operands& in,
+                           const std::vector<bool>& stacked) {
+  ir::StagingTrace staging(outer.entry_point());
+  BatchTrace lanes(outer.entry_point(), outer.lanes(), outer.axis());
+  std::vector<Tensor> results;
+  BatchedBranch out;
+  {
+    nx::ops::TraceScope staged(staging);
+    std::vector<Tensor> params;
+    for (const Tensor& v : in.values) params.push_back(staging.add_param(nx::ops::type_of(v)));
+    nx::ops::TraceScope mapped(lanes);
+    for (std::size_t i = 0; i < params.size(); ++i)
+      if (in.batched[i]) params[i] = lanes.wrap(params[i]);
+    const std::vector<Tensor> lane_results = ir::evaluate(branch, params);
+    for (std::size_t k = 0; k < lane_results.size(); ++k) {
+      bool batched = false;
+      const Tensor value = lanes.lanes_of(lane_results[k], &batched);
+      results.push_back(stacked[k] ? lanes.stacked(lane_results[k]) : value);
+      out.results_batched.push_back(batched || stacked[k]);
+    }
+  }
+  out.program = staging.finish(results);
+  out.captures = staging.captures();
+  return out;
+}
+
+// One index per lane: each lane's result from its own branch.
+std::vector<Tensor> selected(const ir::Equation& eq, std::span<const Tensor> inputs) {
+  const Tensor index = nx::clamp(inputs[0], 0., double(eq.programs.size() - 1));
+  std::vector<Tensor> out = ir::evaluate(*eq.programs[0], inputs.subspan(1));
+  for (std::size_t b = 1; b < eq.programs.size(); ++b) {
+    const std::vector<Tensor> results = ir::evaluate(*eq.programs[b], inputs.subspan(1));
+    const Tensor taken = nx::equal(index, double(b));
+    for (std::size_t k = 0; k < out.size(); ++k) out[k] = nx::where(taken, results[k], out[k]);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Tensor> cond_batched(BatchTrace& trace, const ir::Equation& eq, std::span<const Tensor> inputs) {
+  bool index_batched = false;
+  const Tensor index = trace.lanes_of(inputs[0], &index_batched);
+  if (index_batched) return selected(eq, inputs);
+  Operands in;
+  for (const Tensor& t : inputs.subspan(1)) {
+    bool batched = false;
+    in.values.push_back(trace.lanes_of(t, &batched));
+    in.batched.push_back(batched);
+  }
+  const std::vector<bool> none(eq.programs[0]->results.size(), false);
+  std::vector<BatchedBranch> traced;
+  std::vector<bool> batched = none;  // in any branch
+  for (const auto& program : eq.programs) {
+    traced.push_back(trace_branch(trace, *program, in, none));
+    for (std::size_t k = 0; k < batched.size(); ++k) batched[k] = batched[k] || traced.back().results_batched[k];
+  }
+  Branches branches;
+  for (std::size_t b = 0; b < traced.size(); ++b) {
+    if (traced[b].results_batched != batched) traced[b] = trace_branch(trace, *eq.programs[b], in, batched);
+    branches.add(traced[b].program, traced[b].captures);
+  }
+  std::vector<Tensor> outs = bind_united(unite(branches, in.values.size()), index, in.values, "rune::cond");
+  for (std::size_t k = 0; k < outs.size(); ++k)
+    if (batched[k]) outs[k] = trace.wrap(outs[k]);
+  return outs;
+}
+
+}  // namespace rune::constructs
