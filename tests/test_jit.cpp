@@ -227,6 +227,15 @@ TEST_CASE("callbacks run on concrete values: once per execution, never at the tr
   CHECK_THROWS_WITH(rune::save_program(p, "/tmp/never.rune"), StartsWith("rune::save_program: the program holds C++ code"));
   CHECK_THROWS_WITH(rune::grad([&](const Tensor& v) { return nx::sum(rune::callback(host, v, v)); }, x),
                     "rune::grad: rune::callback has no derivative; give the function a custom_jvp or custom_vjp rule");
+  // A loop whose outputs nothing reads still runs the callback in its step.
+  auto unused_loop = rune::jit([&](const Tensor& v) {
+    (void)rune::scan([&](const Tensor& c, const Tensor& row) { return std::pair{rune::callback(host, c, c) + row, c}; },
+                     v, f64({3, 2}, {1, 2, 3, 4, 5, 6}));
+    return v;
+  });
+  runs = 0;
+  (void)unused_loop(x);
+  CHECK(runs == 3);
   auto wrong = [](const Tensor& v) { return nx::concatenate({v, v}); };
   CHECK_THROWS_WITH(rune::callback(wrong, x, x),
                     "rune::callback: the root: shape [4] in what the callback returned, [2] in like");
