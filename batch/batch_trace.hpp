@@ -5,6 +5,9 @@
 // (ops/batching.cpp); constructs run lane by lane.
 #pragma once
 
+#include <algorithm>
+#include <vector>
+
 #include "ir/trace.hpp"
 
 namespace rune::batch {
@@ -29,6 +32,12 @@ class BatchTrace final : public ir::Trace {
   // lane's, index included.
   void set_lane_indices(nx::Tensor indices) { lane_indices_ = std::move(indices); }
   const nx::Tensor& lane_indices() const { return lane_indices_; }
+  // A rune::Total collected inside this map: each lane has its own total, so
+  // adds to it keep their lanes (others are summed over the lanes).
+  void collect_per_lane(std::uint64_t total) { per_lane_totals_.push_back(total); }
+  bool collects_per_lane(std::uint64_t total) const {
+    return std::find(per_lane_totals_.begin(), per_lane_totals_.end(), total) != per_lane_totals_.end();
+  }
 
   nx::Tensor process(ir::Prim p, std::span<const nx::Tensor> operands, const ir::Params& params,
                      const ir::TensorType& type) override;
@@ -38,6 +47,7 @@ class BatchTrace final : public ir::Trace {
   std::int64_t lanes_;
   std::uint64_t axis_;
   nx::Tensor lane_indices_;
+  std::vector<std::uint64_t> per_lane_totals_;
 };
 
 // The innermost map of this thread's traces named `axis` (any map for 0),

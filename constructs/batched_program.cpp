@@ -7,7 +7,8 @@
 namespace rune::constructs {
 
 BatchedProgram batch_program(batch::BatchTrace& map, const ir::Program& program, std::span<const nx::Tensor> values,
-                             const std::vector<bool>& batched, bool stack_all) {
+                             const std::vector<bool>& batched, bool stack_all,
+                             const std::function<void(batch::BatchTrace&)>& prepare) {
   ir::StagingTrace staging(map.entry_point());
   BatchedProgram out;
   std::vector<nx::Tensor> results;
@@ -16,6 +17,7 @@ BatchedProgram batch_program(batch::BatchTrace& map, const ir::Program& program,
     std::vector<nx::Tensor> params;
     for (const nx::Tensor& v : values) params.push_back(staging.add_param(nx::ops::type_of(v)));
     batch::BatchTrace lanes(map.entry_point(), map.lanes(), map.axis());
+    if (prepare) prepare(lanes);
     nx::ops::TraceScope mapped(lanes);
     for (std::size_t i = 0; i < params.size(); ++i)
       if (batched[i]) params[i] = lanes.wrap(params[i]);

@@ -2,6 +2,7 @@
 // what the batching rules of constructs (root, remat, ...) share.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -21,7 +22,9 @@ struct BatchedProgram {
 // holds every lane's value along axis 0 where batched[i], else the value of
 // all lanes. A result is stacked along axis 0 when it differs across lanes,
 // or when `stack_all` says so (then every result is).
+// `prepare` is given the map the program is traced under, first.
 BatchedProgram batch_program(batch::BatchTrace& map, const ir::Program& program, std::span<const nx::Tensor> values,
-                             const std::vector<bool>& batched, bool stack_all);
+                             const std::vector<bool>& batched, bool stack_all,
+                             const std::function<void(batch::BatchTrace&)>& prepare = {});
 
 }  // namespace rune::constructs

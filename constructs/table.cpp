@@ -11,6 +11,8 @@ const ConstructRules& construct_rules(OpKind kind) {
     case OpKind::iterate: return iterate_rules;
     case OpKind::root: return root_rules;
     case OpKind::remat: return remat_rules;
+    case OpKind::total_add: return total_add_rules;
+    case OpKind::collect: return collect_rules;
     case OpKind::cond: return cond_rules;
     case OpKind::check: return check_rules;
     case OpKind::callback: return callback_rules;
@@ -23,7 +25,8 @@ const ConstructRules& construct_rules(OpKind kind) {
 }
 
 std::optional<OpKind> construct_named(std::string_view word) {
-  for (OpKind kind : {OpKind::scan, OpKind::iterate, OpKind::cond, OpKind::root, OpKind::remat, OpKind::check,
+  for (OpKind kind : {OpKind::scan, OpKind::iterate, OpKind::cond, OpKind::root, OpKind::remat, OpKind::total_add,
+                      OpKind::collect, OpKind::check,
                       OpKind::callback, OpKind::custom, OpKind::linear_call})
     if (const auto& text = construct_rules(kind).text; text && text->word == word) return kind;
   return std::nullopt;

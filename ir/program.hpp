@@ -51,6 +51,8 @@ enum class OpKind : std::uint8_t {
   iterate,      // a loop until a condition: iterate fields, programs: until, step
   root,         // a zero of programs[0] (the residual): root fields
   remat,        // programs[0], recomputed in the backward pass
+  total_add,    // an add to a rune::Total: total fields
+  collect,      // programs[0] run with a total open: total fields
   cond,         // one of its programs (the branches), chosen by an index (see below)
 };
 
@@ -149,7 +151,18 @@ struct RootInfo {
 // computes its outputs. Linearizing it keeps only the inputs: the backward
 // pass computes the program again.
 
-using ConstructInfo = std::variant<std::monostate, ScanInfo, IterateInfo, RootInfo>;
+// total_add (rune::Total::add): one input, added to the total `total` of
+// the innermost collect of it open when it executes (none: nothing); an
+// effect, left out of replays. collect: inputs are the zero then the
+// captures; programs[0] (the body) takes the captures; its outputs are the
+// body's results, then the total: the zero plus what was added to it while
+// the body ran.
+struct TotalInfo {
+  std::uint64_t total = 0;
+  bool operator==(const TotalInfo&) const = default;
+};
+
+using ConstructInfo = std::variant<std::monostate, ScanInfo, IterateInfo, RootInfo, TotalInfo>;
 
 struct Equation {
   OpKind kind = OpKind::primitive;

@@ -258,3 +258,100 @@ TEST_CASE("remat: the same values and derivatives, fewer bytes kept") {
   INFO("bytes kept: " << with_remat << " with remat, " << without << " without");
   CHECK(with_remat < without);
 }
+
+TEST_CASE("Total: adds count once per execution") {
+  rune::Total energy;
+  const Tensor x = vec({1., 2., 3.});
+  energy.add(x);  // no collect open: nothing
+  auto step = [&](const Tensor& v) {
+    energy.add(nx::sum(v * v));
+    return v * 2.;
+  };
+  auto [y, total] = rune::collect(energy, nx::scalar(nx::float64, 0.), [&] { return step(x); });
+  CHECK(same_bits(y, vec({2., 4., 6.})));
+  CHECK(nx::item(total) == 14.);
+  // Compiled: the add runs with each call, never at the trace.
+  auto compiled = rune::jit(step);
+  auto [y2, twice] = rune::collect(energy, nx::scalar(nx::float64, 1.), [&] {
+    (void)compiled(x);
+    return compiled(x);
+  });
+  CHECK(nx::item(twice) == 29.);
+  // In a loop: once per trip; a collect inside jit gives its total as a value.
+  auto rows = [&](const Tensor& xs) {
+    return rune::collect(energy, nx::scalar(nx::float64, 0.), [&] {
+      return rune::scan([&](const Tensor& c, const Tensor& row) {
+        energy.add(row);
+        return std::pair{c + row, c};
+      }, nx::scalar(nx::float64, 0.), xs).first;
+    });
+  };
+  CHECK(nx::item(rows(x).second) == 6.);
+  CHECK(nx::item(rune::jit(rows)(x).second) == 6.);
+  // Nested collects of one total: the innermost takes the adds.
+  auto [inner, outer] = rune::collect(energy, nx::scalar(nx::float64, 0.), [&] {
+    energy.add(nx::scalar(nx::float64, 1.));
+    return rune::collect(energy, nx::scalar(nx::float64, 0.), [&] {
+      energy.add(nx::scalar(nx::float64, 10.));
+      return x;
+    }).second;
+  });
+  CHECK(nx::item(inner) == 10.);
+  CHECK(nx::item(outer) == 1.);
+  CHECK_THROWS_WITH(rune::collect(energy, nx::scalar(nx::float64, 0.), [&] {
+                      energy.add(x);
+                      return x;
+                    }),
+                    "rune::Total::add: float64 [3] added to a total of float64 []");
+}
+
+TEST_CASE("Total under vmap, grad and remat") {
+  rune::Total count;
+  const Tensor x = vec({1., 2., 3.});
+  auto f = [&](const Tensor& v) {
+    count.add(nx::sum(v));
+    return v * v;
+  };
+  // Collected outside the map: the lanes' adds are summed.
+  auto [y, summed] = rune::collect(count, nx::scalar(nx::float64, 0.), [&] { return rune::vmap(f)(x); });
+  CHECK(nx::item(summed) == 6.);
+  // Collected inside the map: one total per lane.
+  auto per_lane = rune::vmap([&](const Tensor& v) {
+    return rune::collect(count, nx::scalar(nx::float64, 0.), [&] { return f(v); }).second;
+  })(x);
+  CHECK(same_bits(per_lane, x));
+  // A derivative's backward pass adds nothing; the total has no derivative.
+  auto [g, under_grad] = rune::collect(count, nx::scalar(nx::float64, 0.), [&] {
+    return rune::grad([&](const Tensor& v) { return nx::sum(f(v)); }, x);
+  });
+  CHECK(same_bits(g, vec({2., 4., 6.})));
+  CHECK(nx::item(under_grad) == 6.);
+  auto with_total = [&](const Tensor& v) {
+    auto [r, t] = rune::collect(count, nx::scalar(nx::float64, 0.), [&] { return f(v); });
+    return nx::sum(r) + t * 0.;
+  };
+  CHECK(same_bits(rune::grad(with_total, x), vec({2., 4., 6.})));
+  CHECK(same_bits(rune::jit(rune::grad(with_total))(x), vec({2., 4., 6.})));
+  // remat's replay adds nothing either.
+  auto layer = rune::remat(f);
+  auto [g2, remat_total] = rune::collect(count, nx::scalar(nx::float64, 0.), [&] {
+    return rune::grad([&](const Tensor& v) { return nx::sum(layer(v)); }, x);
+  });
+  CHECK(same_bits(g2, vec({2., 4., 6.})));
+  CHECK(nx::item(remat_total) == 6.);
+}
+
+TEST_CASE("Total: programs with adds and collects print and parse back") {
+  rune::Total t;
+  const Tensor x = vec({1., 2.});
+  auto f = [&](const Tensor& v) {
+    return rune::collect(t, nx::scalar(nx::float64, 0.), [&] {
+      t.add(nx::sum(v));
+      return v + 1.;
+    });
+  };
+  const rune::Program p = rune::program(f, x);
+  CHECK(rune::parse_program(rune::to_string(p)) == p);
+  const std::vector<Tensor> out = rune::run(p, {x});
+  CHECK(nx::item(out[1]) == 3.);
+}

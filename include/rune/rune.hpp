@@ -13,5 +13,6 @@
 #include "rune/remat.hpp"
 #include "rune/root.hpp"
 #include "rune/scan.hpp"
+#include "rune/total.hpp"
 #include "rune/tree.hpp"
 #include "rune/vmap.hpp"
