@@ -83,7 +83,6 @@ batch::BatchTrace& named_map(std::string_view api, Axis a) {
 
 nx::Tensor index_in(batch::BatchTrace* map) {
   if (!map) return nx::scalar(nx::int32, 0);
-  if (map->lane_indices().defined()) return map->wrap(map->lane_indices());
   return map->wrap(nx::arange(nx::int32, 0, double(map->lanes())));
 }
 }  // namespace

@@ -27,11 +27,6 @@ class BatchTrace final : public ir::Trace {
   // Every lane's value along axis 0, an unbatched value broadcast.
   nx::Tensor stacked(const nx::Tensor& t) const;
 
-  // The index of each lane that rune::lane_index() gives (default: each
-  // lane's own): a step computed in a stopped lane's place is the running
-  // lane's, index included.
-  void set_lane_indices(nx::Tensor indices) { lane_indices_ = std::move(indices); }
-  const nx::Tensor& lane_indices() const { return lane_indices_; }
   // A rune::Total collected inside this map: each lane has its own total, so
   // adds to it keep their lanes (others are summed over the lanes).
   void collect_per_lane(std::uint64_t total) { per_lane_totals_.push_back(total); }
@@ -46,7 +41,6 @@ class BatchTrace final : public ir::Trace {
  private:
   std::int64_t lanes_;
   std::uint64_t axis_;
-  nx::Tensor lane_indices_;
   std::vector<std::uint64_t> per_lane_totals_;
 };
 

@@ -48,6 +48,33 @@ std::vector<Tensor> as_lanes(batch::BatchTrace& map, std::span<const Tensor> all
   return out;
 }
 
+// Which parameters of a program its equations or results read.
+std::vector<bool> parameters_read(const ir::Program& p) {
+  std::vector<bool> read(p.types.size(), false);
+  for (const ir::Equation& eq : p.equations)
+    for (int v : eq.inputs) read[std::size_t(v)] = true;
+  for (int v : p.results) read[std::size_t(v)] = true;
+  std::vector<bool> out;
+  for (int v : p.params) out.push_back(read[std::size_t(v)]);
+  return out;
+}
+
+// A per-lane flag shaped to select between values of `like`'s shape.
+Tensor along_lanes(const Tensor& flags, const Tensor& like) {
+  nx::Shape shape(std::size_t(like.ndim()), 1);
+  shape[0] = flags.shape()[0];
+  return nx::reshape(flags, shape);
+}
+
+// Row `lane` of every lane's values, with the lanes' axis kept (1 row).
+Tensor lane_row(const Tensor& all, const Tensor& lane) {
+  nx::Shape sizes = all.shape();
+  sizes[0] = 1;
+  std::vector<Tensor> starts{nx::reshape(lane, {1})};
+  for (std::int64_t d = 1; d < all.ndim(); ++d) starts.push_back(nx::zeros(nx::int32, {1}));
+  return nx::dynamic_slice(all, nx::concatenate(starts), sizes);
+}
+
 }  // namespace
 
 std::vector<Tensor> iterate_batched(batch::BatchTrace& trace, const ir::Equation& eq, std::span<const Tensor> inputs) {
@@ -88,18 +115,21 @@ std::vector<Tensor> iterate_batched(batch::BatchTrace& trace, const ir::Equation
   step_in_batched.insert(step_in_batched.end(), batched.begin() + long(n + parts.until_captures), batched.end());
   Traced step = trace_lanes(trace, step_types, [&](std::span<const Tensor> params) {
     std::vector<Tensor> in(params.begin(), params.end());
-    Tensor running, donor;
+    Tensor running;
+    const std::vector<bool> reads = parameters_read(*eq.programs[1]);
     if (until_batched) {
       nx::Axes rest;
       for (std::int64_t d = 1; d < std::int64_t(stop_type.shape.size()); ++d) rest.push_back(d);
       running = nx::logical_not(rest.empty() ? params[n] : nx::all(params[n], rest));
+      // Every stopped lane has the same donor, the first running lane: its
+      // row selected in (cheaper than a gather, with the same values). A
+      // lane index the step reads is a capture, so it is the donor's too.
       const Tensor first = nx::argmax(nx::cast(running, nx::int32), 0);
-      donor = nx::where(running, nx::arange(nx::int32, 0, double(lanes)), first);
       for (std::size_t i = 0; i < in.size(); ++i)
-        if (step_in_batched[i]) in[i] = nx::take(in[i], donor, 0);
+        if (step_in_batched[i] && reads[i])
+          in[i] = nx::where(along_lanes(running, in[i]), in[i], lane_row(in[i], first));
     }
     batch::BatchTrace map(trace.entry_point(), lanes, trace.axis());
-    if (until_batched) map.set_lane_indices(donor);
     std::vector<Tensor> out;
     {
       nx::ops::TraceScope mapped(map);
@@ -107,11 +137,7 @@ std::vector<Tensor> iterate_batched(batch::BatchTrace& trace, const ir::Equation
         out.push_back(map.stacked(y));
     }
     if (until_batched)
-      for (std::size_t k = 0; k < n; ++k) {
-        nx::Shape lane_axis(std::size_t(out[k].ndim()), 1);
-        lane_axis[0] = lanes;
-        out[k] = nx::where(nx::reshape(running, lane_axis), out[k], params[k]);
-      }
+      for (std::size_t k = 0; k < n; ++k) out[k] = nx::where(along_lanes(running, out[k]), out[k], params[k]);
     return out;
   });
 

@@ -2,6 +2,7 @@
 // of their operand's storage where the layout allows; pad, concatenate, take
 // and the dynamic slices copy.
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 
 #include "ops/broadcast.hpp"
@@ -284,12 +285,44 @@ struct Gather {
   }
 };
 
+// Copies `count` blocks of `bytes` bytes, block k from from[k] to to + k *
+// bytes (the common element sizes as typed moves: a call to memcpy per
+// element would cost more than the copy).
+template <std::size_t Bytes> void copy_blocks(char* to, const char* const* from, std::size_t count) {
+  struct Block {
+    char b[Bytes];
+  };
+  auto* out = reinterpret_cast<Block*>(to);
+  for (std::size_t k = 0; k < count; ++k) std::memcpy(&out[k], from[k], Bytes);
+}
+
 Tensor take_eager(Prim, std::span<const Tensor> x, const Params& params, const TensorType& type) {
   Tensor out = make_tensor(type.dtype, type.shape);
-  Gather g(x[0], x[1], params.axis);
-  Tensor out_rows = make_view(out, g.rows, contiguous_strides(g.rows), 0);
-  for (std::size_t k = 0; k < g.indices.size(); ++k)
-    copy_elements(*g.operand_slab(x[0], k).impl(), *g.gathered_slab(out_rows, k).impl());
+  const Tensor operand = contiguous(x[0]);
+  const Gather g(operand, x[1], params.axis);
+  // The operand as [before, length, after] and the result as [before, k,
+  // after] (C order): each gathered block is `after` elements in a row.
+  const Shape& in = operand.shape();
+  std::size_t before = 1, block = nx::size_of(type.dtype);
+  for (std::int64_t d = 0; d < g.axis; ++d) before *= std::size_t(in[std::size_t(d)]);
+  for (std::size_t d = std::size_t(g.axis) + 1; d < in.size(); ++d) block *= std::size_t(in[d]);
+  const char* source = data_of<char>(operand);
+  char* target = data_of<char>(out);
+  std::vector<const char*> from(g.indices.size());
+  for (std::size_t b = 0; b < before; ++b) {
+    const char* slab = source + b * std::size_t(g.length) * block;
+    for (std::size_t k = 0; k < from.size(); ++k) from[k] = slab + std::size_t(clamp_index(g.indices[k], g.length)) * block;
+    char* to = target + b * from.size() * block;
+    switch (block) {
+      case 1: copy_blocks<1>(to, from.data(), from.size()); break;
+      case 2: copy_blocks<2>(to, from.data(), from.size()); break;
+      case 4: copy_blocks<4>(to, from.data(), from.size()); break;
+      case 8: copy_blocks<8>(to, from.data(), from.size()); break;
+      case 16: copy_blocks<16>(to, from.data(), from.size()); break;
+      default:
+        for (std::size_t k = 0; k < from.size(); ++k) std::memcpy(to + k * block, from[k], block);
+    }
+  }
   return out;
 }
 
