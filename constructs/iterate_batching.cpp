@@ -115,19 +115,19 @@ std::vector<Tensor> iterate_batched(batch::BatchTrace& trace, const ir::Equation
   step_in_batched.insert(step_in_batched.end(), batched.begin() + long(n + parts.until_captures), batched.end());
   Traced step = trace_lanes(trace, step_types, [&](std::span<const Tensor> params) {
     std::vector<Tensor> in(params.begin(), params.end());
-    Tensor running;
+    Tensor stopped;  // (each lane's, when lanes stop apart)
     const std::vector<bool> reads = parameters_read(*eq.programs[1]);
     if (until_batched) {
       nx::Axes rest;
       for (std::int64_t d = 1; d < std::int64_t(stop_type.shape.size()); ++d) rest.push_back(d);
-      running = nx::logical_not(rest.empty() ? params[n] : nx::all(params[n], rest));
+      stopped = rest.empty() ? params[n] : nx::all(params[n], rest);
       // Every stopped lane has the same donor, the first running lane: its
       // row selected in (cheaper than a gather, with the same values). A
       // lane index the step reads is a capture, so it is the donor's too.
-      const Tensor first = nx::argmax(nx::cast(running, nx::int32), 0);
+      const Tensor first = nx::argmin(stopped, 0);
       for (std::size_t i = 0; i < in.size(); ++i)
         if (step_in_batched[i] && reads[i])
-          in[i] = nx::where(along_lanes(running, in[i]), in[i], lane_row(in[i], first));
+          in[i] = nx::where(along_lanes(stopped, in[i]), lane_row(in[i], first), in[i]);
     }
     batch::BatchTrace map(trace.entry_point(), lanes, trace.axis());
     std::vector<Tensor> out;
@@ -137,7 +137,7 @@ std::vector<Tensor> iterate_batched(batch::BatchTrace& trace, const ir::Equation
         out.push_back(map.stacked(y));
     }
     if (until_batched)
-      for (std::size_t k = 0; k < n; ++k) out[k] = nx::where(along_lanes(running, out[k]), out[k], params[k]);
+      for (std::size_t k = 0; k < n; ++k) out[k] = nx::where(along_lanes(stopped, out[k]), params[k], out[k]);
     return out;
   });
 
