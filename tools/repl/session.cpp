@@ -43,12 +43,16 @@ const char* help_notes =
     "ARGS are tensors written as the printer writes them, separated by commas:\n"
     "  run float64 [3] [1, 2, 3], float64 [] 2\n"
     "Values are named %n as list prints them. A step shows each value it defines,\n"
-    "and for a value of a scan's step, its row of each scan (innermost first):\n"
+    "and for a value of a sub-program, the run of each construct it is in\n"
+    "(innermost first):\n"
     "  %6 = float64 [] 1   (row 0 of %2)\n"
-    "Stepping onto a scan enters its step, binding row 0's parameters. After a\n"
-    "row's last equation, a step begins the next row; after the last row, it\n"
-    "defines the scan's outputs. A breakpoint in a step stops on every row; one\n"
-    "at a step's parameter, before each row. A finished run shows its results:\n"
+    "Stepping onto a construct enters its sub-programs, one run at a time,\n"
+    "binding the run's parameters: a scan's step row by row, an iterate's until\n"
+    "and step in turn (\"until 0\", \"step 0\", ...), a cond's chosen branch, a\n"
+    "remat's body. After a run's last equation, a step begins the next run;\n"
+    "after the last, it defines the construct's outputs. A breakpoint in a\n"
+    "sub-program stops on every run; one at its parameter, before each run.\n"
+    "A finished run shows its results:\n"
     "  return %3 = float64 [4] [1, 5, 14, 30]\n";
 
 std::string trimmed(const std::string& s) {
