@@ -355,3 +355,29 @@ TEST_CASE("Total: programs with adds and collects print and parse back") {
   const std::vector<Tensor> out = rune::run(p, {x});
   CHECK(nx::item(out[1]) == 3.);
 }
+
+TEST_CASE("remat and collect: derivatives against central differences, jvp against vjp") {
+  rune::Total t;
+  const Tensor x = vec({0.3, -0.7, 1.1});
+  auto layer = rune::remat([](const Tensor& v, const Tensor& w) { return nx::tanh(nx::sin(v) * w); });
+  auto through_remat = [&](const Tensor& v) { return nx::sum(layer(v, v * 0.5 + 1.)); };
+  auto through_collect = [&](const Tensor& v) {
+    auto [r, total] = rune::collect(t, nx::scalar(nx::float64, 0.), [&] {
+      t.add(nx::sum(v));
+      return nx::exp(v) * v;
+    });
+    return nx::sum(r) + total * 0.;
+  };
+  for (auto f : {std::function<Tensor(const Tensor&)>(through_remat), std::function<Tensor(const Tensor&)>(through_collect)}) {
+    CHECK(rune::check_grads(f, x));
+    const Tensor g = rune::grad(f, x);
+    const Tensor direction = vec({1., -2., 0.5});
+    auto [y, tangent] = rune::jvp(f, x, direction);
+    CHECK(nx::item(tangent) == Approx(nx::item(nx::sum(g * direction))).epsilon(1e-12));
+    CHECK(same_bits(rune::jit(rune::grad(f))(x), g));
+    // vmap of grad equals the loop of slices stacked
+    const Tensor rows = nx::reshape(nx::concatenate({x, x * 2.}), {2, 3});
+    const Tensor mapped = rune::vmap(rune::grad(f))(rows);
+    for (std::int64_t i = 0; i < 2; ++i) CHECK(same_bits(nx::get(mapped, i), rune::grad(f, nx::get(rows, i))));
+  }
+}
