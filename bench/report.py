@@ -300,6 +300,44 @@ def w4_section(rows, w):
     w("")
 
 
+# ---------------- W5
+def w5_section(rows, w):
+    w("## W5: Newton's square root on 1,000,000 float64 lanes, each lane stopping on its own")
+    w("")
+    w("a = linspace(0.5, 10000, 1e6), x0 = a; a lane is done when |x*x - a| < 1e-12*a, at most 100 steps. "
+      "rune: `rune::vmap` of a `rune::iterate` whose until is per lane (stopped lanes keep their carry "
+      "bit for bit; `bench/w5_newton.cpp` checks the results equal the plain C++ loop's), eager and "
+      "compiled (`rune::jit`: still run by the reference interpreter). The peers: the plain C++ "
+      "per-lane early exit (OpenMP), Numba's parallel loop, and the masked loops of PyTorch and NumPy "
+      "(`../shared/peers`, W5).")
+    w("")
+    rj = find(rows, "W5", lambda r: r.impl.startswith("rune jit"))
+    peers = (("the plain C++ early exit (2 thr)", lambda r: "C++ per-lane early exit (2 thr)" in r.impl),
+             ("Numba", lambda r: r.impl.startswith("numba")),
+             ("PyTorch", lambda r: r.impl.startswith("PyTorch eager masked loop")),
+             ("NumPy", lambda r: r.impl.startswith("numpy masked loop")))
+    if rj and rj.t:
+        parts = []
+        for label, pred in peers:
+            p = find(rows, "W5", pred)
+            if p and p.t:
+                verdict = "faster" if rj.t < p.t else "slower"
+                parts.append(f"{label} {p.t * 1e3:.1f} ms (rune is {max(rj.t, p.t) / min(rj.t, p.t):.2f}x {verdict})")
+        w(f"**rune compiled: {rj.t * 1e3:.1f} ms.** " + ("In this run: " + "; ".join(parts) + "." if parts else ""))
+    else:
+        w("**rune: no W5 result (see the raw output below).**")
+    w("")
+    w("| implementation | median ms | ratio (time ÷ rune compiled's) | median per sample (range) | program | notes |")
+    w("|---|---|---|---|---|---|")
+    for r in rows:
+        if r.workload != "W5" or r.t is None:
+            continue
+        name = f"**{r.impl}**" if r is rj else r.impl
+        w(f"| {name} | {r.t * 1e3:.2f} | {ratio(r.t, rj.t if rj else None)} | {fmt_t(r.t)} ({r.spread()}) | "
+          f"{r.program} | {r.notes} |")
+    w("")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--raw", required=True)
@@ -540,6 +578,7 @@ def main():
     w("")
 
     w4_section(rows, w)
+    w5_section(rows, w)
 
     # ---------------- checks and raw output
     w("## Checks")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs rune's benchmarks (W1, W3, W4) and the peers' programs for the same
+# Runs rune's benchmarks (W1, W3, W4, W5) and the peers' programs for the same
 # workloads in one run, then writes bench/RESULTS.md.
 #
 #   bash bench/run.sh BUILD_DIR        (`make bench` runs `bash bench/run.sh build`)
@@ -9,7 +9,7 @@
 # repository, or $RUNE_PEERS) are built into BUILD_DIR/peers; a peer whose
 # folder, compiler, library or Python module is missing is skipped with a note.
 # Environment: RUNE_PEERS (peers folder), BENCH_JOBS (ninja -j, default 1), BENCH_ONLY
-# (workloads to run, e.g. "W4"; default "W1 W3 W4"),
+# (workloads to run, e.g. "W4"; default "W1 W3 W4 W5"),
 # PYTHON (default /usr/bin/python3), BENCH_RESULTS (output, default bench/RESULTS.md),
 # BENCH_WAIT_IDLE (seconds to wait for other processes to finish, default 30), BENCH_BUDGET
 # (seconds after which run.sh stops waiting and rerunning disturbed programs, default 300),
@@ -113,8 +113,8 @@ if [ "$(meson introspect --buildoptions "$build" 2>/dev/null | "${py:-python3}" 
   echo ">> meson configure $build -Dbench=true" >&2
   meson configure "$build" -Dbench=true >/dev/null || { echo "run.sh: meson configure failed" >&2; exit 1; }
 fi
-echo ">> ninja -C $build -j$jobs bench/bench_w1 bench/bench_w3 bench/bench_w4" >&2
-if ! ninja -C "$build" -j"$jobs" bench/bench_w1 bench/bench_w3 bench/bench_w4 >&2; then
+echo ">> ninja -C $build -j$jobs bench/bench_w1 bench/bench_w3 bench/bench_w4 bench/bench_w5" >&2
+if ! ninja -C "$build" -j"$jobs" bench/bench_w1 bench/bench_w3 bench/bench_w4 bench/bench_w5 >&2; then
   echo "run.sh: building the benchmarks failed" >&2
   exit 1
 fi
@@ -159,6 +159,8 @@ if [ "$have_peers" = 1 ]; then
     build_peer w3_floor w3_floor.cpp -O3 -march=native -std=c++17 || skip "w3_floor did not compile (see $pbuild/w3_floor.err)"
     build_peer w3_floor_omp w3_floor.cpp -O3 -march=native -fopenmp -std=c++17 ||
       skip "w3_floor_omp (OpenMP) did not compile (see $pbuild/w3_floor_omp.err)"
+    build_peer w5_floor w5_floor.cpp -O3 -march=native -fopenmp -std=c++17 ||
+      skip "w5_floor (OpenMP) did not compile (see $pbuild/w5_floor.err)"
     if [ -f /usr/include/torch/csrc/api/include/torch/torch.h ]; then
       build_peer w1_libtorch w1_libtorch.cpp -O2 -std=c++17 -I/usr/include/torch/csrc/api/include \
         -- -ltorch -ltorch_cpu -lc10 || skip "w1_libtorch did not compile (see $pbuild/w1_libtorch.err)"
@@ -173,11 +175,12 @@ if [ "$have_peers" = 1 ]; then
   fi
 fi
 has_mod() { [ -n "$py" ] && "$py" -c "import $1" >/dev/null 2>&1; }
-py_np=0; py_torch=0
+py_np=0; py_torch=0; py_numba=0
 if [ "$have_peers" = 1 ]; then
   if [ -z "$py" ]; then skip "no python3: Python peers skipped"; fi
   has_mod numpy && py_np=1 || skip "numpy not importable by $py: numpy peers skipped"
   has_mod torch && py_torch=1 || skip "torch not importable by $py: PyTorch peers skipped"
+  has_mod numba && py_numba=1 || skip "numba not importable by $py: the Numba W5 peer skipped"
 fi
 # pyrun LABEL TIMEOUT ARGS...: a Python peer, run from the peers' py/ folder (imports common.py).
 pyrun() {
@@ -241,15 +244,22 @@ w4_round() {
   fi
   return 0
 }
+w5_round() {
+  run "rune W5" 240 "$build/bench/bench_w5"
+  peer_ok w5_floor && run "w5_floor" 120 "$pbuild/w5_floor"
+  [ "$py_both" = 1 ] && pyrun "w5_newton.py" 240 w5_newton.py
+  [ "$have_peers" = 1 ] && [ "$py_numba" = 1 ] && pyrun "w_jit_peers.py w5" 240 w_jit_peers.py w5
+  return 0
+}
 # BENCH_ONLY (e.g. "W4" or "W1 W3"): only these workloads' rounds (all by default).
-only=${BENCH_ONLY:-W1 W3 W4}
+only=${BENCH_ONLY:-W1 W3 W4 W5}
 deadline=$(($(date +%s) + ${BENCH_BUDGET:-300}))
 for round in $(seq 1 "$rounds"); do
-  for wl in W1 W3 W4; do
+  for wl in W1 W3 W4 W5; do
     case " $only " in *" $wl "*) ;; *) continue ;; esac
     wait_idle
     log "# ==== round $round of $rounds: $wl"
-    case $wl in W1) w1_round ;; W3) w3_round ;; W4) w4_round ;; esac
+    case $wl in W1) w1_round ;; W3) w3_round ;; W4) w4_round ;; W5) w5_round ;; esac
   done
 done
 log "# finished $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(( $(date +%s) - start )) s"
