@@ -57,24 +57,6 @@ std::vector<nx::Tensor> Mapping::finish(std::span<const nx::Tensor> outputs) {
 namespace rune {
 
 namespace {
-// x's lanes along `map`, stacked on axis 0. A value of a map inside it is
-// gathered lane by lane of that inner map; a value of `map` gives its lanes;
-// one made outside it is the same in every lane.
-nx::Tensor gathered(batch::BatchTrace& map, const nx::Tensor& x) {
-  if (map.owns(x)) {
-    bool batched = true;
-    return map.lanes_of(x, &batched);
-  }
-  const auto* tracer = x.impl()->tracer.get();
-  if (!tracer || tracer->level < map.level()) return map.stacked(x);
-  auto* inner = dynamic_cast<batch::BatchTrace*>(&nx::ops::trace_at(tracer->level));
-  if (!inner)
-    nx::ops::fail("rune::lanes", "the value is traced by " + std::string(tracer->traced_by()) +
-                                     " inside the map; gather the lanes outside it");
-  bool batched = true;
-  return inner->wrap(nx::moveaxis(gathered(map, inner->lanes_of(x, &batched)), 1, 0));
-}
-
 batch::BatchTrace& named_map(std::string_view api, Axis a) {
   batch::BatchTrace* map = batch::innermost_map(a.id);
   if (!map || a.id == 0) nx::ops::fail(api, "no map of this axis is running (name one with rune::vmap(f, axis))");
@@ -87,9 +69,15 @@ nx::Tensor index_in(batch::BatchTrace* map) {
 }
 }  // namespace
 
+// A collective the map named `a` computes (ops/family_collective.cpp),
+// whatever traces its operand: recorded in a construct's sub-program or a
+// compiled function inside the map, differentiated inside it.
 nx::Tensor lanes(Axis a, const nx::Tensor& x) {
   nx::ops::check_defined("rune::lanes", std::span<const nx::Tensor>(&x, 1));
-  return gathered(named_map("rune::lanes", a), x);
+  nx::ops::Params params;
+  params.axis = std::int64_t(a.id);
+  params.shape = {named_map("rune::lanes", a).lanes()};
+  return nx::ops::bind(nx::ops::Prim::lanes_gather, {x}, params);
 }
 
 nx::Tensor lane_index() { return index_in(batch::innermost_map(0)); }

@@ -3,6 +3,7 @@
 #include <boost/container/small_vector.hpp>
 
 #include "ir/construct.hpp"
+#include "rune/check.hpp"
 #include "ops/concrete.hpp"
 #include "ops/errors.hpp"
 #include "rune/nx.hpp"
@@ -58,8 +59,35 @@ nx::Tensor BatchTrace::stacked(const nx::Tensor& t) const {
   return nx::broadcast_to(v, all);
 }
 
+// A collective of this map: every lane's value (the same in every lane), or
+// a transposed gather's sum over the lanes. One of another map (named
+// outside this one): computed by that map for every lane of this one at
+// once, the lanes of this map kept on axis 0.
+nx::Tensor BatchTrace::collective(ir::Prim p, const nx::Tensor& operand, const ir::Params& params) {
+  const bool gather = p == ir::Prim::lanes_gather;
+  if (runs_map(std::uint64_t(params.axis))) {
+    if (gather && stopped_.defined())
+      nx::check(nx::logical_not(nx::any(stopped_)), std::tuple<>{},
+                [why = "rune::lanes: " + gathering_refused_](const nx::Index&, std::tuple<>) {
+                  return std::make_exception_ptr(std::invalid_argument(why));
+                });
+    const nx::Tensor all = stacked(operand);
+    if (!gather) return wrap(nx::sum(all, {0}));
+    nx::Shape rows = all.shape(), every = all.shape();
+    rows.insert(rows.begin(), 1);
+    every.insert(every.begin(), lanes_);
+    return wrap(nx::broadcast_to(nx::reshape(all, rows), every));
+  }
+  bool batched = false;
+  const nx::Tensor value = lanes_of(operand, &batched);
+  if (!batched) return nx::ops::bind(p, {value}, params);  // (the same in every lane of this map)
+  if (gather) return wrap(nx::moveaxis(nx::ops::bind(p, {value}, params), 0, 1));
+  return wrap(nx::ops::bind(p, {nx::moveaxis(value, 1, 0)}, params));
+}
+
 nx::Tensor BatchTrace::process(ir::Prim p, std::span<const nx::Tensor> operands, const ir::Params& params,
                                const ir::TensorType& type) {
+  if (nx::ops::info(p).family == nx::ops::Family::collective) return collective(p, operands[0], params);
   std::vector<nx::Tensor> values;
   boost::container::small_vector<bool, 4> batched(operands.size());
   for (std::size_t i = 0; i < operands.size(); ++i) values.push_back(lanes_of(operands[i], &batched[i]));

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "ir/trace.hpp"
@@ -34,6 +35,16 @@ class BatchTrace final : public ir::Trace {
     return std::find(per_lane_totals_.begin(), per_lane_totals_.end(), total) != per_lane_totals_.end();
   }
 
+  bool runs_map(std::uint64_t axis) const override { return axis != 0 && axis == axis_; }
+  // rune::lanes on this map is computed with a check that no lane is
+  // `stopped` (a bool per lane), which throws std::invalid_argument
+  // "rune::lanes: <why>" when one is (an iterate's step, whose stopped lanes
+  // take no trip of their own).
+  void guard_gathering(nx::Tensor stopped, std::string why) {
+    stopped_ = std::move(stopped);
+    gathering_refused_ = std::move(why);
+  }
+
   nx::Tensor process(ir::Prim p, std::span<const nx::Tensor> operands, const ir::Params& params,
                      const ir::TensorType& type) override;
   std::vector<nx::Tensor> process_construct(const ir::Equation& eq, std::span<const nx::Tensor> inputs) override;
@@ -42,6 +53,10 @@ class BatchTrace final : public ir::Trace {
   std::int64_t lanes_;
   std::uint64_t axis_;
   std::vector<std::uint64_t> per_lane_totals_;
+  nx::Tensor stopped_;
+  std::string gathering_refused_;
+
+  nx::Tensor collective(ir::Prim p, const nx::Tensor& operand, const ir::Params& params);
 };
 
 // The innermost map of this thread's traces named `axis` (any map for 0),

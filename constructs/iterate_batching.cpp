@@ -5,6 +5,8 @@
 // the step at a stopped lane's carry: a stopped lane takes a running lane's
 // carry, stop and captures (the first running lane, its donor), so the step
 // computed in its place is that lane's, lane_index() included, and dropped.
+// rune::lanes inside such a step throws when it runs with a lane stopped: a
+// stopped lane takes no trip of its own to gather.
 #include "batch/batch_trace.hpp"
 #include "constructs/iterate.hpp"
 #include "ir/eval.hpp"
@@ -75,6 +77,10 @@ Tensor lane_row(const Tensor& all, const Tensor& lane) {
   return nx::dynamic_slice(all, nx::concatenate(starts), sizes);
 }
 
+const char* const gathering_stopped_lanes =
+    "a lane of rune::iterate that stopped takes no more trips, so a step cannot gather every lane; give every lane "
+    "the same stop";
+
 }  // namespace
 
 std::vector<Tensor> iterate_batched(batch::BatchTrace& trace, const ir::Equation& eq, std::span<const Tensor> inputs) {
@@ -130,6 +136,7 @@ std::vector<Tensor> iterate_batched(batch::BatchTrace& trace, const ir::Equation
           in[i] = nx::where(along_lanes(stopped, in[i]), lane_row(in[i], first), in[i]);
     }
     batch::BatchTrace map(trace.entry_point(), lanes, trace.axis());
+    if (until_batched) map.guard_gathering(stopped, gathering_stopped_lanes);
     std::vector<Tensor> out;
     {
       nx::ops::TraceScope mapped(map);

@@ -265,6 +265,7 @@ void register_batching(Rules* table) {
       case Family::arg: batch = &reduce_batch; break;
       case Family::linalg: batch = &matrices_batch; break;
       case Family::layout: batch = &layout_batch; break;
+      case Family::collective: break;  // (computed by the map they name: batch/batch_trace.cpp)
     }
   }
   table[int(Prim::take)].batch = &take_batch;

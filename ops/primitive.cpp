@@ -24,6 +24,7 @@ const Rules* make_table() {
   register_reduction_derivatives(table);
   register_layout_derivatives(table);
   register_linalg_derivatives(table);
+  register_collectives(table);
   register_batching(table);
   return table;
 }
@@ -59,7 +60,7 @@ Tensor bind(Prim p, std::span<const Tensor> operands, const Params& params) {
   bool traced = trace_depth() > 0;
   for (const Tensor& t : operands) traced = traced || t.impl()->tracer;
   if (traced)
-    if (Trace* trace = find_trace(operands, api)) return trace->process(p, operands, params, type);
+    if (Trace* trace = find_trace(p, operands, params)) return trace->process(p, operands, params, type);
   // No trace processes it: the primitive runs eagerly on elements; a donated
   // operand cannot be read (elements_of throws naming the api).
   for (const Tensor& t : operands)

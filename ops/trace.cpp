@@ -49,4 +49,12 @@ Trace* find_trace(std::span<const Tensor> operands, std::string_view api) {
   return level ? stack[std::size_t(level - 1)] : nullptr;
 }
 
+Trace* find_trace(Prim p, std::span<const Tensor> operands, const Params& params) {
+  Trace* trace = find_trace(operands, info(p).api);
+  if (info(p).family != Family::collective) return trace;
+  for (int l = int(stack.size()); l > (trace ? trace->level() : 0); --l)
+    if (stack[std::size_t(l - 1)]->runs_map(std::uint64_t(params.axis))) return stack[std::size_t(l - 1)];
+  return trace;
+}
+
 }  // namespace nx::ops

@@ -3,7 +3,8 @@
 // bind() hands a primitive to the innermost trace that owns one of its
 // operands, or to the innermost staging trace when that is deeper (a staging
 // trace owns every value made while it is active: concrete operands become
-// constants of its program). With no trace involved the eager rule runs.
+// constants of its program); a collective goes to the map it names when
+// that is deeper still. With no trace involved the eager rule runs.
 // Trace kinds (staging in ir/, differentiation in ad/, maps in batch/) derive
 // from Trace.
 #pragma once
@@ -27,6 +28,14 @@ class Trace {
   // trace's (or, for a staging trace, none belongs to a deeper trace).
   virtual Tensor process(Prim p, std::span<const Tensor> operands, const Params& params,
                          const TensorType& type) = 0;
+
+  // Whether this trace is the map named `axis` (rune::Axis's id): the one
+  // that computes the collectives naming it (rune::lanes), whoever owns
+  // their operand.
+  virtual bool runs_map(std::uint64_t axis) const {
+    (void)axis;
+    return false;
+  }
 
   // The user's entry point that started the trace ("rune::scan").
   std::string_view entry_point() const { return entry_point_; }
@@ -68,5 +77,8 @@ Trace& trace_at(int level);
 // The trace that must process a primitive over these operands, or null to
 // run it eagerly. Throws, naming `api`, for a value whose trace has ended.
 Trace* find_trace(std::span<const Tensor> operands, std::string_view api);
+// The same for primitive p: a collective goes to the map it names when that
+// map is deeper than the trace above would be.
+Trace* find_trace(Prim p, std::span<const Tensor> operands, const Params& params);
 
 }  // namespace nx::ops

@@ -49,7 +49,7 @@ inline std::vector<Case> cases(nx::DType dt) {
   for (int i = 0; i < prim_count; ++i) {
     const Prim p = Prim(i);
     const PrimInfo& I = info(p);
-    if ((I.flags & NoDiff) || !(I.accepts & F)) continue;
+    if ((I.flags & NoDiff) || !(I.accepts & F) || I.family == Family::collective) continue;
     auto [lo, hi] = domain(p);
     if (I.family == Family::unary || I.family == Family::convert) {
       Params q;
@@ -96,14 +96,17 @@ inline std::vector<Case> cases(nx::DType dt) {
   return out;
 }
 
-// One sample call of every primitive of the table: the cases above, then
-// float64 operands for those without a derivative, and cholesky.
+// One sample call of every primitive of the table but the collectives
+// (which only a map computes: tests/test_vmap.cpp tests them there): the
+// cases above, then float64 operands for those without a derivative, and
+// cholesky.
 inline std::vector<Case> samples() {
   std::vector<Case> out = cases(nx::float64);
   std::mt19937 rng(3);
   for (int i = 0; i < prim_count; ++i) {
     const Prim p = Prim(i);
     if (std::any_of(out.begin(), out.end(), [&](const Case& c) { return c.prim == p; })) continue;
+    if (info(p).family == Family::collective) continue;  // (only a map computes them: test_vmap.cpp)
     Params q;
     Tensor m = uniform(nx::float64, {2, 3}, -2, 2, rng);
     switch (info(p).family) {

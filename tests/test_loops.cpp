@@ -107,9 +107,7 @@ TEST_CASE("iterate under vmap: a stopped lane computes a running lane's step, an
   for (const auto& [value, lane] : seen) CHECK(lane == 1);  // (lane 0 took lane 1's steps)
 }
 
-TEST_CASE("iterate under vmap: rune::lanes inside a step is refused at its trace") {
-  // The step's C++ runs once, into a program, before any lane runs: there
-  // are no lanes yet to gather (a gap: docs/loops.md).
+TEST_CASE("iterate under vmap: rune::lanes inside a step whose lanes stop apart throws") {
   rune::Axis a = rune::axis();
   auto f = [a](const Tensor& limit) {
     return rune::iterate(
@@ -117,7 +115,16 @@ TEST_CASE("iterate under vmap: rune::lanes inside a step is refused at its trace
         [a](const Tensor& x) { return x + nx::sum(rune::lanes(a, x)) * 0. + 1.; }, nx::scalar(nx::float64, 0.));
   };
   CHECK_THROWS_WITH(rune::vmap(f, a)(vec({1., 2.})),
-                    "rune::lanes: the value is traced by rune::iterate inside the map; gather the lanes outside it");
+                    "rune::lanes: a lane of rune::iterate that stopped takes no more trips, so a step cannot gather "
+                    "every lane; give every lane the same stop");
+  // One stop for every lane: the lanes move together and a step gathers them.
+  auto together = [a](const Tensor& x0) {
+    return rune::iterate(
+        3, [a](const Tensor& x) { return nx::greater(nx::max(rune::lanes(a, x)), 10.); },
+        [a](const Tensor& x) { return x + nx::sum(rune::lanes(a, x)); }, x0);
+  };
+  CHECK(same_bits(rune::vmap(together, a)(vec({1., 2.})), vec({13., 14.})));
+  CHECK(same_bits(rune::jit(rune::vmap(together, a))(vec({1., 2.})), vec({13., 14.})));
 }
 
 TEST_CASE("iterate: derivatives cover the steps taken") {

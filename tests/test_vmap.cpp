@@ -267,3 +267,34 @@ TEST_CASE("dynamic_update_slice with per-lane starts places each window exactly"
   const std::string text = rune::to_string(rune::program(rune::vmap(place), x, updates, starts));
   CHECK(text.find("dynamic_update_slice(") == std::string::npos);  // one select, not one update per lane
 }
+
+TEST_CASE("rune::lanes is a collective: recorded in sub-programs, differentiated and compiled inside the map") {
+  rune::Axis rows = rune::axis();
+  const Tensor x = f64({3, 2}, {1, 2, 3, 4, 5, 6});
+  // The mean over the lanes, subtracted: computed inside grad and jit within the map.
+  auto centered = [rows](const Tensor& r) { return r - nx::mean(rune::lanes(rows, r), {0}); };
+  const Tensor plain = rune::vmap(centered, rows)(x);
+  CHECK(test::text(plain) == "float64 [3, 2] [[-2, -2], [0, 0], [2, 2]]");
+  CHECK(test::text(rune::vmap(rune::jit(centered), rows)(x)) == test::text(plain));
+  // In a scan's step: every lane's carry gathered on each row.
+  auto running = [rows](const Tensor& r) {
+    return rune::scan([rows](const Tensor& c, const Tensor& e) {
+      Tensor next = c + nx::sum(rune::lanes(rows, e));
+      return std::pair{next, next};
+    }, nx::scalar(nx::float64, 0.), r).first;
+  };
+  CHECK(test::text(rune::vmap(running, rows)(x)) == "float64 [3] [21, 21, 21]");
+  // Derivatives through the gather (its transpose sums over the lanes):
+  // d/dx_ij of sum_i (x_i - mean(x))^2 = 2 (x_ij - mean_j).
+  auto spread = [rows](const Tensor& r) {
+    Tensor d = r - nx::mean(rune::lanes(rows, r), {0});
+    return nx::sum(d * d);
+  };
+  const Tensor per_lane = rune::vmap(rune::grad(spread), rows)(x);
+  CHECK(test::text(per_lane) == "float64 [3, 2] [[-4, -4], [0, 0], [4, 4]]");
+  const Tensor whole = rune::grad([&](const Tensor& m) { return nx::sum(rune::vmap(spread, rows)(m)); }, x);
+  CHECK(test::text(whole) == "float64 [3, 2] [[-4, -4], [0, 0], [4, 4]]");
+  // A program holding the collective runs only inside its map.
+  const rune::Program p = rune::program([&](const Tensor& m) { return rune::vmap(rune::jit(centered), rows)(m); }, x);
+  CHECK(test::text(rune::run(p, {x})[0]) == test::text(plain));
+}
