@@ -46,8 +46,12 @@ std::string still_running(std::int64_t max, const nx::Index& lane) {
 
 namespace {
 
+// Whether every element of a stop is true.
+bool all_stopped(const Tensor& stop) { return nx::item(nx::all(stop)) != 0.; }
+
 // The index of the first false element of a stop, if one is false.
 std::optional<nx::Index> first_running(const Tensor& stop) {
+  if (all_stopped(stop)) return std::nullopt;
   const std::vector<bool> stopped = nx::to_vector<bool>(stop);
   for (std::size_t k = 0; k < stopped.size(); ++k) {
     if (stopped[k]) continue;
@@ -98,9 +102,8 @@ std::vector<Tensor> eager(const ir::Equation& eq, std::span<const Tensor> inputs
   std::vector<Tensor> carry(inputs.begin(), inputs.begin() + long(parts.carries));
   for (std::int64_t trip = 0;; ++trip) {
     const Tensor stop = ir::evaluate(*eq.programs[0], parts.until_args(inputs, carry))[0];
-    const std::optional<nx::Index> running = first_running(stop);
-    if (!running) return carry;
-    if (trip == parts.max) nx::ops::fail("rune::iterate", still_running(parts.max, *running));
+    if (all_stopped(stop)) return carry;
+    if (trip == parts.max) nx::ops::fail("rune::iterate", still_running(parts.max, *first_running(stop)));
     carry = ir::evaluate(*eq.programs[1], parts.step_args(inputs, carry, stop));
   }
 }
@@ -177,7 +180,7 @@ class IterateStepping final : public ir::Stepping {
   std::optional<ir::Trip> first() const override { return until_trip(carry_, 0); }
   std::optional<ir::Trip> after(std::span<const Tensor> results) const override {
     if (in_step_) return until_trip(results, trip_ + 1);
-    if (!first_running(results[0]) || trip_ == parts_.max) return std::nullopt;
+    if (all_stopped(results[0]) || trip_ == parts_.max) return std::nullopt;
     return ir::Trip{eq_.programs[1].get(), parts_.step_args(inputs_, carry_, results[0]), "step " + std::to_string(trip_)};
   }
   void advance(std::span<const Tensor> results) override {
