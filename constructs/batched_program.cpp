@@ -6,6 +6,16 @@
 
 namespace rune::constructs {
 
+LaneInputs lane_inputs(batch::BatchTrace& map, std::span<const nx::Tensor> inputs, std::size_t stacked) {
+  LaneInputs out;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    bool batched = true;
+    out.values.push_back(i < stacked ? map.stacked(inputs[i]) : map.lanes_of(inputs[i], &batched));
+    out.batched.push_back(batched);
+  }
+  return out;
+}
+
 BatchedProgram batch_program(batch::BatchTrace& map, const ir::Program& program, std::span<const nx::Tensor> values,
                              const std::vector<bool>& batched, bool stack_all,
                              const std::function<void(batch::BatchTrace&)>& prepare) {

@@ -12,6 +12,16 @@
 
 namespace rune::constructs {
 
+// A construct's inputs as its batching rule takes them: every lane's values
+// (along axis 0 where batched; as they are where the same in every lane).
+struct LaneInputs {
+  std::vector<nx::Tensor> values;
+  std::vector<bool> batched;
+};
+// The first `stacked` inputs are made batched (broadcast when the same in
+// every lane): carries whose lanes may come to differ.
+LaneInputs lane_inputs(batch::BatchTrace& map, std::span<const nx::Tensor> inputs, std::size_t stacked = 0);
+
 struct BatchedProgram {
   std::shared_ptr<const ir::Program> program;  // parameters: as given, then `captures`
   std::vector<nx::Tensor> captures;            // values of enclosing traces it reads

@@ -3,7 +3,7 @@
 // in one branch being batched in all. With one index per lane: every
 // branch is computed for every lane, and each lane selects the result of
 // its own branch (its index clamped), as nx::where does.
-#include "batch/batch_trace.hpp"
+#include "constructs/batched_program.hpp"
 #include "constructs/cond.hpp"
 #include "ir/eval.hpp"
 #include "ir/staging.hpp"
@@ -17,27 +17,15 @@ namespace {
 using batch::BatchTrace;
 using nx::Tensor;
 
-// The operands as the batched cond takes them: every lane's values, and
-// which are batched.
-struct Operands {
-  std::vector<Tensor> values;
-  std::vector<bool> batched;
-};
-
-struct BatchedBranch {
-  std::shared_ptr<const ir::Program> program;
-  std::vector<Tensor> captures;
-  std::vector<bool> results_batched;
-};
 
 // Traces a branch for every lane at once; results whose `stacked` is set
 // are returned batched even where the branch computes them for all lanes.
-BatchedBranch trace_branch(BatchTrace& outer, const ir::Program& branch, const Operands& in,
+BatchedProgram trace_branch(BatchTrace& outer, const ir::Program& branch, const LaneInputs& in,
                            const std::vector<bool>& stacked) {
   ir::StagingTrace staging(outer.entry_point());
   BatchTrace lanes(outer.entry_point(), outer.lanes(), outer.axis());
   std::vector<Tensor> results;
-  BatchedBranch out;
+  BatchedProgram out;
   {
     nx::ops::TraceScope staged(staging);
     std::vector<Tensor> params;
@@ -76,14 +64,9 @@ std::vector<Tensor> cond_batched(BatchTrace& trace, const ir::Equation& eq, std:
   bool index_batched = false;
   const Tensor index = trace.lanes_of(inputs[0], &index_batched);
   if (index_batched) return selected(eq, inputs);
-  Operands in;
-  for (const Tensor& t : inputs.subspan(1)) {
-    bool batched = false;
-    in.values.push_back(trace.lanes_of(t, &batched));
-    in.batched.push_back(batched);
-  }
+  const LaneInputs in = lane_inputs(trace, inputs.subspan(1));
   const std::vector<bool> none(eq.programs[0]->results.size(), false);
-  std::vector<BatchedBranch> traced;
+  std::vector<BatchedProgram> traced;
   std::vector<bool> batched = none;  // in any branch
   for (const auto& program : eq.programs) {
     traced.push_back(trace_branch(trace, *program, in, none));

@@ -7,7 +7,7 @@
 // computed in its place is that lane's, lane_index() included, and dropped.
 // rune::lanes inside such a step throws when it runs with a lane stopped: a
 // stopped lane takes no trip of its own to gather.
-#include "batch/batch_trace.hpp"
+#include "constructs/batched_program.hpp"
 #include "constructs/iterate.hpp"
 #include "ir/eval.hpp"
 #include "ir/staging.hpp"
@@ -88,13 +88,9 @@ std::vector<Tensor> iterate_batched(batch::BatchTrace& trace, const ir::Equation
   const std::int64_t lanes = trace.lanes();
   const std::size_t n = parts.carries;
   // Every carry is batched: lanes that stop apart make their carries differ.
-  std::vector<Tensor> values;
-  std::vector<bool> batched;
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    bool b = true;
-    values.push_back(i < n ? trace.stacked(inputs[i]) : trace.lanes_of(inputs[i], &b));
-    batched.push_back(i < n || b);
-  }
+  const LaneInputs in = lane_inputs(trace, inputs, n);
+  const std::vector<Tensor>& values = in.values;
+  const std::vector<bool>& batched = in.batched;
   auto type_of = [&](std::size_t i) { return nx::ops::type_of(values[i]); };
 
   // Until, for every lane: the stop gains the lanes' axis.

@@ -103,18 +103,12 @@ std::vector<Tensor> jvp(ad::JvpTrace& trace, const ir::Equation& eq, std::span<c
 
 // Under vmap: one remat of the program over every lane.
 std::vector<Tensor> batched(batch::BatchTrace& trace, const ir::Equation& eq, std::span<const Tensor> inputs) {
-  std::vector<Tensor> values;
-  std::vector<bool> is_batched;
-  for (const Tensor& t : inputs) {
-    bool b = false;
-    values.push_back(trace.lanes_of(t, &b));
-    is_batched.push_back(b);
-  }
-  BatchedProgram body = batch_program(trace, *eq.programs[0], values, is_batched, false);
+  LaneInputs in = lane_inputs(trace, inputs);
+  BatchedProgram body = batch_program(trace, *eq.programs[0], in.values, in.batched, false);
   ir::Equation remat = eq;
   remat.programs = {body.program};
-  values.insert(values.end(), body.captures.begin(), body.captures.end());
-  std::vector<Tensor> out = ir::bind_construct(remat, values, "rune::remat");
+  in.values.insert(in.values.end(), body.captures.begin(), body.captures.end());
+  std::vector<Tensor> out = ir::bind_construct(remat, in.values, "rune::remat");
   for (std::size_t k = 0; k < out.size(); ++k)
     if (body.results_batched[k]) out[k] = trace.wrap(out[k]);
   return out;

@@ -131,19 +131,12 @@ std::vector<Tensor> jvp(ad::JvpTrace& trace, const ir::Equation& eq, std::span<c
 
 // Under vmap: one root of the residual over every lane (the point batched).
 std::vector<Tensor> batched(batch::BatchTrace& trace, const ir::Equation& eq, std::span<const Tensor> inputs) {
-  const auto n = std::size_t(info(eq).point_count);
-  std::vector<Tensor> values;
-  std::vector<bool> is_batched;
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    bool b = true;
-    values.push_back(i < n ? trace.stacked(inputs[i]) : trace.lanes_of(inputs[i], &b));
-    is_batched.push_back(b);
-  }
-  BatchedProgram residual = batch_program(trace, *eq.programs[0], values, is_batched, true);
+  LaneInputs in = lane_inputs(trace, inputs, std::size_t(info(eq).point_count));
+  BatchedProgram residual = batch_program(trace, *eq.programs[0], in.values, in.batched, true);
   ir::Equation root = eq;
   root.programs = {residual.program};
-  values.insert(values.end(), residual.captures.begin(), residual.captures.end());
-  std::vector<Tensor> out = ir::bind_construct(root, values, "rune::root");
+  in.values.insert(in.values.end(), residual.captures.begin(), residual.captures.end());
+  std::vector<Tensor> out = ir::bind_construct(root, in.values, "rune::root");
   for (Tensor& t : out) t = trace.wrap(t);
   return out;
 }

@@ -1,6 +1,6 @@
 #include "constructs/scan.hpp"
 
-#include "batch/batch_trace.hpp"
+#include "constructs/batched_program.hpp"
 
 #include "ir/eval.hpp"
 #include "ir/staging.hpp"
@@ -12,18 +12,6 @@ namespace {
 
 using nx::Tensor;
 
-// The scan's inputs as the batched scan takes them: every lane's values
-// (xs with their rows first, then the lanes), and which are batched.
-struct Inputs {
-  std::vector<Tensor> values;
-  std::vector<bool> batched;
-};
-
-struct BatchedStep {
-  std::shared_ptr<const ir::Program> program;
-  std::vector<Tensor> captures;
-  std::vector<bool> results_batched;  // carries, then ys
-};
 
 using batch::BatchTrace;
 
@@ -42,11 +30,11 @@ ir::TensorType param_type(const ir::Equation& eq, std::size_t i, const Tensor& v
 // Traces the step for every lane at once, its parameters batched as `in`
 // says; a carry the step returns batched while it came in unbatched is
 // reported in results_batched.
-BatchedStep trace_step(BatchTrace& outer, const ir::Equation& eq, const Inputs& in) {
+BatchedProgram trace_step(BatchTrace& outer, const ir::Equation& eq, const LaneInputs& in) {
   ir::StagingTrace staging(outer.entry_point());
   BatchTrace lanes(outer.entry_point(), outer.lanes(), outer.axis());
   std::vector<Tensor> results;
-  BatchedStep out;
+  BatchedProgram out;
   {
     nx::ops::TraceScope staged(staging);
     std::vector<Tensor> params;
@@ -71,18 +59,14 @@ BatchedStep trace_step(BatchTrace& outer, const ir::Equation& eq, const Inputs& 
 }  // namespace
 
 std::vector<Tensor> scan_batched(BatchTrace& trace, const ir::Equation& eq, std::span<const Tensor> inputs) {
-  Inputs in;
-  for (const Tensor& t : inputs) {
-    bool batched = false;
-    in.values.push_back(trace.lanes_of(t, &batched));
-    in.batched.push_back(batched);
-  }
+  // (xs go in with their rows first, then the lanes)
+  LaneInputs in = lane_inputs(trace, inputs);
   for (std::size_t i = 0; i < inputs.size(); ++i)
     if (is_xs(eq, i) && in.batched[i]) in.values[i] = nx::moveaxis(in.values[i], 0, 1);
   const std::size_t carries = std::size_t(info(eq).carry_count);
   // The fixpoint: while the step returns batched a carry it received
   // unbatched, batch that carry and trace the step again.
-  BatchedStep step = trace_step(trace, eq, in);
+  BatchedProgram step = trace_step(trace, eq, in);
   auto newly_batched = [&] {
     for (std::size_t k = 0; k < carries; ++k)
       if (step.results_batched[k] && !in.batched[k]) return k;

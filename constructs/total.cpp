@@ -135,21 +135,15 @@ std::vector<Tensor> collect_jvp(ad::JvpTrace& trace, const ir::Equation& eq, std
 
 // Under a map: one collect whose total has one value per lane.
 std::vector<Tensor> collect_batched(batch::BatchTrace& trace, const ir::Equation& eq, std::span<const Tensor> inputs) {
-  std::vector<Tensor> values{trace.stacked(inputs[0])};
-  std::vector<bool> is_batched{true};
-  for (std::size_t i = 1; i < inputs.size(); ++i) {
-    bool b = false;
-    values.push_back(trace.lanes_of(inputs[i], &b));
-    is_batched.push_back(b);
-  }
+  LaneInputs in = lane_inputs(trace, inputs, 1);  // (the zero: one total per lane)
   const std::uint64_t total = total_of(eq);
-  BatchedProgram body = batch_program(trace, *eq.programs[0], std::span<const Tensor>(values).subspan(1),
-                                      std::vector<bool>(is_batched.begin() + 1, is_batched.end()), false,
+  BatchedProgram body = batch_program(trace, *eq.programs[0], std::span<const Tensor>(in.values).subspan(1),
+                                      std::vector<bool>(in.batched.begin() + 1, in.batched.end()), false,
                                       [total](batch::BatchTrace& map) { map.collect_per_lane(total); });
   ir::Equation collect = eq;
   collect.programs = {body.program};
-  values.insert(values.end(), body.captures.begin(), body.captures.end());
-  std::vector<Tensor> out = ir::bind_construct(collect, values, "rune::collect");
+  in.values.insert(in.values.end(), body.captures.begin(), body.captures.end());
+  std::vector<Tensor> out = ir::bind_construct(collect, in.values, "rune::collect");
   for (std::size_t k = 0; k + 1 < out.size(); ++k)
     if (body.results_batched[k]) out[k] = trace.wrap(out[k]);
   out.back() = trace.wrap(out.back());
