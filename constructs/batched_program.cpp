@@ -16,8 +16,14 @@ LaneInputs lane_inputs(batch::BatchTrace& map, std::span<const nx::Tensor> input
   return out;
 }
 
-BatchedProgram batch_program(batch::BatchTrace& map, const ir::Program& program, std::span<const nx::Tensor> values,
-                             const std::vector<bool>& batched, bool stack_all,
+std::vector<ir::TensorType> types_of(std::span<const nx::Tensor> values) {
+  std::vector<ir::TensorType> out;
+  for (const nx::Tensor& v : values) out.push_back(nx::ops::type_of(v));
+  return out;
+}
+
+BatchedProgram batch_program(batch::BatchTrace& map, const ir::Program& program, std::span<const ir::TensorType> types,
+                             const std::vector<bool>& batched, const std::vector<bool>& stack,
                              const std::function<void(batch::BatchTrace&)>& prepare) {
   ir::StagingTrace staging(map.entry_point());
   BatchedProgram out;
@@ -25,7 +31,7 @@ BatchedProgram batch_program(batch::BatchTrace& map, const ir::Program& program,
   {
     nx::ops::TraceScope staged(staging);
     std::vector<nx::Tensor> params;
-    for (const nx::Tensor& v : values) params.push_back(staging.add_param(nx::ops::type_of(v)));
+    for (const ir::TensorType& t : types) params.push_back(staging.add_param(t));
     batch::BatchTrace lanes(map.entry_point(), map.lanes(), map.axis());
     if (prepare) prepare(lanes);
     nx::ops::TraceScope mapped(lanes);
@@ -34,8 +40,9 @@ BatchedProgram batch_program(batch::BatchTrace& map, const ir::Program& program,
     for (const nx::Tensor& r : ir::evaluate(program, params)) {
       bool is_batched = false;
       nx::Tensor value = lanes.lanes_of(r, &is_batched);
-      results.push_back(stack_all ? lanes.stacked(r) : value);
-      out.results_batched.push_back(stack_all || is_batched);
+      const bool stacked = results.size() < stack.size() && stack[results.size()];
+      results.push_back(stacked ? lanes.stacked(r) : value);
+      out.results_batched.push_back(stacked || is_batched);
     }
   }
   out.program = staging.finish(results);

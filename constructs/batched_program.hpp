@@ -28,13 +28,15 @@ struct BatchedProgram {
   std::vector<bool> results_batched;           // whether each result has the lanes' axis
 };
 
-// `program` over every lane's values: parameter i takes values[i], which
-// holds every lane's value along axis 0 where batched[i], else the value of
-// all lanes. A result is stacked along axis 0 when it differs across lanes,
-// or when `stack_all` says so (then every result is).
-// `prepare` is given the map the program is traced under, first.
-BatchedProgram batch_program(batch::BatchTrace& map, const ir::Program& program, std::span<const nx::Tensor> values,
-                             const std::vector<bool>& batched, bool stack_all,
+// `program` over every lane's values: parameter i has type types[i], every
+// lane's value along axis 0 where batched[i], else the value of all lanes.
+// A result is stacked along axis 0 when it differs across lanes, or when
+// stack[k] says so (a result past stack's end: not). `prepare` is given the
+// map the program is traced under, first.
+BatchedProgram batch_program(batch::BatchTrace& map, const ir::Program& program, std::span<const ir::TensorType> types,
+                             const std::vector<bool>& batched, const std::vector<bool>& stack = {},
                              const std::function<void(batch::BatchTrace&)>& prepare = {});
+// The types of values.
+std::vector<ir::TensorType> types_of(std::span<const nx::Tensor> values);
 
 }  // namespace rune::constructs

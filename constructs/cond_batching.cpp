@@ -18,34 +18,6 @@ using batch::BatchTrace;
 using nx::Tensor;
 
 
-// Traces a branch for every lane at once; results whose `stacked` is set
-// are returned batched even where the branch computes them for all lanes.
-BatchedProgram trace_branch(BatchTrace& outer, const ir::Program& branch, const LaneInputs& in,
-                           const std::vector<bool>& stacked) {
-  ir::StagingTrace staging(outer.entry_point());
-  BatchTrace lanes(outer.entry_point(), outer.lanes(), outer.axis());
-  std::vector<Tensor> results;
-  BatchedProgram out;
-  {
-    nx::ops::TraceScope staged(staging);
-    std::vector<Tensor> params;
-    for (const Tensor& v : in.values) params.push_back(staging.add_param(nx::ops::type_of(v)));
-    nx::ops::TraceScope mapped(lanes);
-    for (std::size_t i = 0; i < params.size(); ++i)
-      if (in.batched[i]) params[i] = lanes.wrap(params[i]);
-    const std::vector<Tensor> lane_results = ir::evaluate(branch, params);
-    for (std::size_t k = 0; k < lane_results.size(); ++k) {
-      bool batched = false;
-      const Tensor value = lanes.lanes_of(lane_results[k], &batched);
-      results.push_back(stacked[k] ? lanes.stacked(lane_results[k]) : value);
-      out.results_batched.push_back(batched || stacked[k]);
-    }
-  }
-  out.program = staging.finish(results);
-  out.captures = staging.captures();
-  return out;
-}
-
 // One index per lane: each lane's result from its own branch.
 std::vector<Tensor> selected(const ir::Equation& eq, std::span<const Tensor> inputs) {
   const Tensor index = nx::clamp(inputs[0], 0., double(eq.programs.size() - 1));
@@ -69,12 +41,12 @@ std::vector<Tensor> cond_batched(BatchTrace& trace, const ir::Equation& eq, std:
   std::vector<BatchedProgram> traced;
   std::vector<bool> batched = none;  // in any branch
   for (const auto& program : eq.programs) {
-    traced.push_back(trace_branch(trace, *program, in, none));
+    traced.push_back(batch_program(trace, *program, types_of(in.values), in.batched, none));
     for (std::size_t k = 0; k < batched.size(); ++k) batched[k] = batched[k] || traced.back().results_batched[k];
   }
   Branches branches;
   for (std::size_t b = 0; b < traced.size(); ++b) {
-    if (traced[b].results_batched != batched) traced[b] = trace_branch(trace, *eq.programs[b], in, batched);
+    if (traced[b].results_batched != batched) traced[b] = batch_program(trace, *eq.programs[b], types_of(in.values), in.batched, batched);
     branches.add(traced[b].program, traced[b].captures);
   }
   std::vector<Tensor> outs = bind_united(unite(branches, in.values.size()), index, in.values, "rune::cond");

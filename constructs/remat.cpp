@@ -104,7 +104,7 @@ std::vector<Tensor> jvp(ad::JvpTrace& trace, const ir::Equation& eq, std::span<c
 // Under vmap: one remat of the program over every lane.
 std::vector<Tensor> batched(batch::BatchTrace& trace, const ir::Equation& eq, std::span<const Tensor> inputs) {
   LaneInputs in = lane_inputs(trace, inputs);
-  BatchedProgram body = batch_program(trace, *eq.programs[0], in.values, in.batched, false);
+  BatchedProgram body = batch_program(trace, *eq.programs[0], types_of(in.values), in.batched);
   ir::Equation remat = eq;
   remat.programs = {body.program};
   in.values.insert(in.values.end(), body.captures.begin(), body.captures.end());

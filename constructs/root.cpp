@@ -132,7 +132,8 @@ std::vector<Tensor> jvp(ad::JvpTrace& trace, const ir::Equation& eq, std::span<c
 // Under vmap: one root of the residual over every lane (the point batched).
 std::vector<Tensor> batched(batch::BatchTrace& trace, const ir::Equation& eq, std::span<const Tensor> inputs) {
   LaneInputs in = lane_inputs(trace, inputs, std::size_t(info(eq).point_count));
-  BatchedProgram residual = batch_program(trace, *eq.programs[0], in.values, in.batched, true);
+  const std::vector<bool> every(eq.programs[0]->results.size(), true);
+  BatchedProgram residual = batch_program(trace, *eq.programs[0], types_of(in.values), in.batched, every);
   ir::Equation root = eq;
   root.programs = {residual.program};
   in.values.insert(in.values.end(), residual.captures.begin(), residual.captures.end());

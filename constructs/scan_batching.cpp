@@ -27,33 +27,14 @@ ir::TensorType param_type(const ir::Equation& eq, std::size_t i, const Tensor& v
   return t;
 }
 
-// Traces the step for every lane at once, its parameters batched as `in`
-// says; a carry the step returns batched while it came in unbatched is
-// reported in results_batched.
+// The step for every lane at once, its parameters batched as `in` says; a
+// carry that comes in batched goes out batched, and one the step makes
+// batched while it came in unbatched is reported in results_batched.
 BatchedProgram trace_step(BatchTrace& outer, const ir::Equation& eq, const LaneInputs& in) {
-  ir::StagingTrace staging(outer.entry_point());
-  BatchTrace lanes(outer.entry_point(), outer.lanes(), outer.axis());
-  std::vector<Tensor> results;
-  BatchedProgram out;
-  {
-    nx::ops::TraceScope staged(staging);
-    std::vector<Tensor> params;
-    for (std::size_t i = 0; i < in.values.size(); ++i) params.push_back(staging.add_param(param_type(eq, i, in.values[i])));
-    nx::ops::TraceScope mapped(lanes);
-    std::vector<Tensor> lane_params;
-    for (std::size_t i = 0; i < params.size(); ++i) lane_params.push_back(in.batched[i] ? lanes.wrap(params[i]) : params[i]);
-    for (const Tensor& r : ir::evaluate(*eq.programs[0], lane_params)) {
-      bool batched = false;
-      Tensor value = lanes.lanes_of(r, &batched);
-      const std::size_t k = results.size();
-      const bool carried_batched = k < std::size_t(info(eq).carry_count) && in.batched[k];
-      results.push_back(carried_batched ? lanes.stacked(r) : value);
-      out.results_batched.push_back(batched || carried_batched);
-    }
-  }
-  out.program = staging.finish(results);
-  out.captures = staging.captures();
-  return out;
+  std::vector<ir::TensorType> types;
+  for (std::size_t i = 0; i < in.values.size(); ++i) types.push_back(param_type(eq, i, in.values[i]));
+  const std::vector<bool> carried(in.batched.begin(), in.batched.begin() + info(eq).carry_count);
+  return batch_program(outer, *eq.programs[0], types, in.batched, carried);
 }
 
 }  // namespace

@@ -137,8 +137,8 @@ std::vector<Tensor> collect_jvp(ad::JvpTrace& trace, const ir::Equation& eq, std
 std::vector<Tensor> collect_batched(batch::BatchTrace& trace, const ir::Equation& eq, std::span<const Tensor> inputs) {
   LaneInputs in = lane_inputs(trace, inputs, 1);  // (the zero: one total per lane)
   const std::uint64_t total = total_of(eq);
-  BatchedProgram body = batch_program(trace, *eq.programs[0], std::span<const Tensor>(in.values).subspan(1),
-                                      std::vector<bool>(in.batched.begin() + 1, in.batched.end()), false,
+  BatchedProgram body = batch_program(trace, *eq.programs[0], types_of(std::span<const Tensor>(in.values).subspan(1)),
+                                      std::vector<bool>(in.batched.begin() + 1, in.batched.end()), {},
                                       [total](batch::BatchTrace& map) { map.collect_per_lane(total); });
   ir::Equation collect = eq;
   collect.programs = {body.program};
