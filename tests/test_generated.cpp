@@ -12,6 +12,7 @@
 #include "generator/case_check.hpp"
 #include "generator/generator.hpp"
 #include "helpers.hpp"
+#include "ir/program.hpp"
 
 namespace {
 
@@ -34,7 +35,20 @@ void check_coverage(const gen::Tally& tally) {
   }
   CHECK(tally.nested_scans > 0);
   CHECK(tally.scans_with_captures > 0);
-  CHECK(tally.expected_errors > 0);
+  CHECK(tally.iterates > 0);
+  CHECK(tally.conds > 0);
+  CHECK(tally.switches > 0);
+  CHECK(tally.remats > 0);
+  CHECK(tally.collects > 0);
+  CHECK(tally.total_adds > 0);
+  CHECK(tally.nested_constructs > tally.nested_scans);
+  using rune::ir::OpKind;
+  for (OpKind kind : {OpKind::scan, OpKind::iterate, OpKind::cond, OpKind::remat, OpKind::collect}) {
+    INFO("construct " << int(kind) << " in the function of a gradient case");
+    CHECK(tally.differentiated[std::size_t(kind)]);
+  }
+  CHECK(tally.expected_errors > tally.iterate_errors);  // (a scan over 0 rows)
+  CHECK(tally.iterate_errors > 0);
   CHECK(tally.empty_values > 0);
   CHECK(tally.scalar_values > 0);
   CHECK(tally.conclusive_directions > 4 * tally.inconclusive_directions);
@@ -57,7 +71,11 @@ TEST_CASE("generated programs round trip, give eager's bits on every executor, a
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
   std::cout << tally.cases << " cases in " << took.count() << " s (" << tally.gradient_cases << " with gradients: "
             << tally.conclusive_directions << " directions checked, " << tally.inconclusive_directions
-            << " near a kink; " << tally.scans << " scans, " << tally.nested_scans << " nested)\n";
+            << " near a kink; " << tally.scans << " scans, " << tally.nested_scans << " nested; " << tally.iterates
+            << " iterates, " << tally.conds << " conds, " << tally.switches << " switches, " << tally.remats
+            << " remats, " << tally.collects << " collects, " << tally.total_adds << " adds; "
+            << tally.nested_constructs << " constructs nested; " << tally.expected_errors << " expected errors, "
+            << tally.iterate_errors << " of iterate; " << tally.texts_skipped << " texts not checked)\n";
   if (count >= 2000) check_coverage(tally);
 }
 

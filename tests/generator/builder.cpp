@@ -12,7 +12,7 @@ namespace {
 std::vector<Generator> all_generators() {
   std::vector<Generator> all;
   for (auto family : {elementwise_generators(), shape_generators(), indexing_generators(), linalg_generators(),
-                      scan_generators()})
+                      scan_generators(), construct_generators()})
     all.insert(all.end(), family.begin(), family.end());
   return all;
 }
@@ -48,9 +48,19 @@ int Builder::emit(Op op, std::span<const Type> types) {
     op.out.push_back(values());
     block_.types.push_back(t);
   }
-  const int first = op.out[0];
+  const int first = op.out.empty() ? -1 : op.out[0];  // (a total_add has no result)
   block_.ops.push_back(std::move(op));
   return first;
+}
+
+int Builder::count(Kind kind) const {
+  return int(std::count_if(block_.ops.begin(), block_.ops.end(), [kind](const Op& op) { return op.kind == kind; }));
+}
+
+Builder Builder::nested(Block& block) const {
+  Builder inner(rng, c, block, depth + 1);
+  inner.totals = totals;
+  return inner;
 }
 
 void Builder::grow(int count) {
@@ -151,6 +161,35 @@ int Builder::call_binary(std::string_view name, int a, int b) {
   nx::Shape shape;
   broadcast(type(a).shape, type(b).shape, &shape);
   return emit(std::move(op), Type{result_dtype(f.result, type(a).dtype), shape});
+}
+
+int Builder::provide(Type want) {
+  const int v = pick([&](const Type& t) { return t == want; });
+  return v >= 0 && rng.chance(0.8) ? v : fit(pick_any(), want);
+}
+
+int Builder::reduction(int v) {
+  if (nx::is_complex(type(v).dtype)) v = call_unary("abs", v);
+  std::vector<std::string_view> names;
+  if (type(v).dtype == nx::bool_) names = {"any", "all"};
+  else {
+    names = {"sum"};
+    if (nx::numel(type(v).shape) > 0) names.insert(names.end(), {"max", "min"});
+    if (nx::is_inexact(type(v).dtype) && nx::numel(type(v).shape) > 0) names.push_back("mean");  // (not NaN)
+  }
+  Op op = make_op(Kind::reduce, {v});  // over every axis
+  op.fn = reduce_index(rng.pick(names));
+  const ReduceFunction& f = reduce_functions()[std::size_t(op.fn)];
+  return emit(std::move(op), Type{result_dtype(f.result, type(v).dtype), {}});
+}
+
+int Builder::predicate(int v, int threshold) {
+  const int r = reduction(v);
+  if (type(r).dtype == nx::bool_) return rng.chance(0.3) ? call_unary("logical_not", r) : r;
+  static const std::vector<std::string_view> comparisons = {"less", "less_equal", "greater", "greater_equal"};
+  const std::string_view compare = rng.pick(comparisons);
+  if (threshold >= 0) return call_binary(compare, r, fit(threshold, Type{type(r).dtype, {}}));
+  return call_scalar(compare, r, rng.real(-3, 3));
 }
 
 // tanh maps onto (-1, 1), then an affine map onto the domain.

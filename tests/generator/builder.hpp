@@ -1,7 +1,8 @@
 // Builds one block of a case: keeps the type of every value (the
 // generator's own model of the nx type rules), picks operands, and emits
 // operations. The generators of each family (elementwise.cpp, shape.cpp,
-// indexing.cpp, linalg.cpp, scan.cpp) add one operation at a time through it.
+// indexing.cpp, linalg.cpp, scan.cpp, constructs.cpp) add one operation at a
+// time through it.
 #pragma once
 
 #include <functional>
@@ -13,23 +14,33 @@
 
 namespace gen {
 
+// Constructs inside constructs: two levels at most.
+constexpr int max_depth = 2;
+
 class Builder {
  public:
   Builder(Rng& rng, Case& c, Block& block, int depth) : rng(rng), c(c), depth(depth), block_(block) {}
 
   Rng& rng;
   Case& c;          // its mode, and the error it must throw
-  const int depth;  // scans around this block
+  const int depth;  // constructs around this block
+  // The types of the totals of the collects open around this block,
+  // outermost first: a total_add may add to any of them.
+  std::vector<Type> totals;
 
   bool gradient() const { return c.gradient; }
   const Type& type(int v) const { return block_.types[std::size_t(v)]; }
   int values() const { return int(block_.types.size()); }
+  // How many operations of that kind the block holds so far.
+  int count(Kind kind) const;
 
   // Appends op, whose results have these types; gives its first result.
   int emit(Op op, std::span<const Type> outs);
   int emit(Op op, const Type& out) { return emit(std::move(op), std::span<const Type>(&out, 1)); }
   // Appends `count` random operations.
   void grow(int count);
+  // A builder of a block one construct deeper, with the same totals open.
+  Builder nested(Block& block) const;
 
   // A value whose type satisfies `fits`, recent ones preferred; -1 if none.
   int pick(const std::function<bool(const Type&)>& fits);
@@ -47,6 +58,15 @@ class Builder {
   int call_unary(std::string_view name, int v);
   int call_scalar(std::string_view name, int v, double value);  // name(v, value)
   int call_binary(std::string_view name, int a, int b);
+  // A value of type `want`: one of the block's (often the newest), or one
+  // made to fit.
+  int provide(Type want);
+  // v reduced over every axis to a scalar: any or all of a bool, the sum,
+  // max, min or mean (as its dtype takes) of a number, the abs of a complex.
+  int reduction(int v);
+  // A bool scalar: a comparison of v's reduction with a threshold (a random
+  // double, or the value `threshold` when it is not -1), or a bool's any/all.
+  int predicate(int v, int threshold = -1);
 
   nx::DType random_dtype();
   nx::Shape random_shape(int max_rank = 4);

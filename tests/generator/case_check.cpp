@@ -13,6 +13,8 @@ namespace {
 
 using nx::Tensor;
 
+using rune::ir::OpKind;
+
 void count(const rune::ir::Program& p, Tally& tally, int depth) {
   for (const auto& t : p.types) {
     tally.dtypes.set(std::size_t(t.dtype));
@@ -20,13 +22,33 @@ void count(const rune::ir::Program& p, Tally& tally, int depth) {
     tally.scalar_values += t.shape.empty();
   }
   for (const auto& eq : p.equations) {
-    if (eq.kind == rune::ir::OpKind::primitive) tally.primitives.set(std::size_t(eq.prim));
-    if (eq.kind != rune::ir::OpKind::scan) continue;
-    ++tally.scans;
-    tally.nested_scans += depth > 0;
-    const auto& scan = std::get<rune::ir::ScanInfo>(eq.info);
-    tally.scans_with_captures += int(eq.inputs.size()) > scan.carry_count + scan.xs_count;
-    count(*eq.programs[0], tally, depth + 1);
+    if (eq.kind == OpKind::primitive) tally.primitives.set(std::size_t(eq.prim));
+    if (!rune::ir::is_construct(eq.kind)) continue;
+    tally.nested_constructs += depth > 0;
+    switch (eq.kind) {
+      case OpKind::scan: {
+        ++tally.scans;
+        tally.nested_scans += depth > 0;
+        const auto& scan = std::get<rune::ir::ScanInfo>(eq.info);
+        tally.scans_with_captures += int(eq.inputs.size()) > scan.carry_count + scan.xs_count;
+        break;
+      }
+      case OpKind::iterate: ++tally.iterates; break;
+      case OpKind::cond: ++(eq.programs.size() == 2 ? tally.conds : tally.switches); break;
+      case OpKind::remat: ++tally.remats; break;
+      case OpKind::collect: ++tally.collects; break;
+      case OpKind::total_add: ++tally.total_adds; break;
+      default: break;
+    }
+    for (const auto& sub : eq.programs) count(*sub, tally, depth + 1);
+  }
+}
+
+// The constructs a program holds, at any depth.
+void constructs_in(const rune::ir::Program& p, std::bitset<16>& seen) {
+  for (const auto& eq : p.equations) {
+    if (rune::ir::is_construct(eq.kind)) seen.set(std::size_t(eq.kind));
+    for (const auto& sub : eq.programs) constructs_in(*sub, seen);
   }
 }
 
@@ -38,12 +60,16 @@ std::string report(const Case& c, const std::string& what, const rune::Program& 
   return s;
 }
 
-// Every route must throw the case's error: eagerly, tracing, compiling.
+// Every route must throw the case's error: eagerly, tracing (a scan over 0
+// rows) or running the traced program, or its text loaded (an iterate past
+// its max), compiling or running compiled.
 std::string check_error(const Case& c) {
   const auto f = function_of(c);
   const std::pair<const char*, std::function<void()>> routes[] = {
       {"eagerly", [&] { evaluate(c.function, c.args); }},
-      {"rune::program", [&] { rune::program(f, c.args); }},
+      {"rune::program and rune::run", [&] { rune::run(rune::program(f, c.args), c.args); }},
+      {"rune::run of the parsed text",
+       [&] { rune::run(rune::parse_program(rune::to_string(rune::program(f, c.args))), c.args); }},
       {"rune::jit", [&] { rune::jit(f)(c.args); }},
   };
   for (const auto& [name, route] : routes) {
@@ -62,6 +88,7 @@ std::string check_gradient_case(const Case& c, Tally& tally) {
   GradientCheck g = check_gradient(c);
   tally.conclusive_directions += g.conclusive;
   tally.inconclusive_directions += g.inconclusive;
+  tally.texts_skipped += g.text_skipped;
   if (g.traced.shared()) count(g.traced.ir(), tally, 0);
   return g.failure;
 }
@@ -69,8 +96,12 @@ std::string check_gradient_case(const Case& c, Tally& tally) {
 std::string check_values(const Case& c, Tally& tally, rune::Program& traced) {
   const std::vector<Tensor> eager = evaluate(c.function, c.args);
   if (std::string found = check_types(eager, c.function); !found.empty()) return found;
-  if (std::string found = check_function(function_of(c), c.args, eager, &traced); !found.empty()) return found;
+  bool text_skipped = false;
+  std::string found = check_function(function_of(c), c.args, eager, &traced, &text_skipped);
+  tally.texts_skipped += text_skipped;
+  if (!found.empty()) return found;
   count(traced.ir(), tally, 0);
+  if (c.gradient) constructs_in(traced.ir(), tally.differentiated);
   return c.gradient ? check_gradient_case(c, tally) : std::string();
 }
 
@@ -82,6 +113,7 @@ std::string check_case(const Case& c, Tally& tally) {
   std::string found;
   try {
     if (c.error) ++tally.expected_errors;
+    if (c.error && c.error->starts_with("rune::iterate")) ++tally.iterate_errors;
     found = c.error ? check_error(c) : check_values(c, tally, traced);
   } catch (const std::exception& e) {
     found = std::string("threw: ") + e.what();

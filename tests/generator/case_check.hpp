@@ -17,6 +17,15 @@ struct Tally {
   std::bitset<nx::ops::prim_count> primitives;  // seen in traced programs (functions and gradients)
   std::bitset<nx::dtype_count> dtypes;         // of the values of traced programs
   int scans = 0, nested_scans = 0, scans_with_captures = 0;
+  // In traced programs (functions and gradients), at any depth; a switch is
+  // a cond of other than two branches (a switch_ of two is one as well).
+  int iterates = 0, conds = 0, switches = 0, remats = 0, collects = 0, total_adds = 0;
+  int nested_constructs = 0;   // constructs inside constructs' programs
+  int iterate_errors = 0;      // cases whose iterate runs past its max
+  int texts_skipped = 0;       // programs whose text was not checked (checks.hpp: shares_subprograms)
+  // The constructs (by ir::OpKind) in the programs of gradient cases'
+  // functions: derivatives went through them.
+  std::bitset<16> differentiated;
   int empty_values = 0, scalar_values = 0;     // values with an axis of 0; 0-d values
 };
 

@@ -43,6 +43,12 @@ std::string_view kind_name(const Op& op) {
     case Kind::cholesky: return "cholesky";
     case Kind::detach: return "rune::detach";
     case Kind::scan: return "rune::scan";
+    case Kind::iterate: return "rune::iterate";
+    case Kind::cond: return "rune::cond";
+    case Kind::switch_: return "rune::switch_";
+    case Kind::remat: return "rune::remat";
+    case Kind::collect: return "rune::collect";
+    case Kind::total_add: return "rune::Total::add";
   }
   return "?";
 }
@@ -61,19 +67,35 @@ std::string fields(const Op& op) {
   if (op.kind == Kind::cast) s << " dtype=" << nx::name(op.dtype);
   if (op.value != 0 || op.upper != 0) s << " value=" << op.value << " upper=" << op.upper;
   if (op.flag) s << " flag";
-  if (op.axis != 0 || op.to != 0) s << " axis=" << op.axis << " to=" << op.to;
+  if (op.kind == Kind::total_add) s << " total=" << op.axis;  // (0: the outermost open collect's)
+  else if (op.axis != 0 || op.to != 0) s << " axis=" << op.axis << " to=" << op.to;
   if (op.constant.defined()) s << " " << nx::to_string(op.constant);
   if (op.kind == Kind::scan) s << " carries=" << op.carries << " xs=" << op.xs;
+  if (op.kind == Kind::iterate) s << " max=" << op.max << " carries=" << op.carries << " until_captures=" << op.xs;
+  if (op.kind == Kind::remat) s << " arguments=" << op.carries;
   return s.str();
 }
 
-void print(const Block& block, int indent, std::ostringstream& out) {
+// What each of an operation's blocks is, for the listing.
+std::string block_label(const Op& op, std::size_t k) {
+  switch (op.kind) {
+    case Kind::iterate: return k == 0 ? "until" : "step";
+    case Kind::cond: return k == 0 ? "then" : "else";
+    case Kind::switch_: {
+      std::string s = "branch ";
+      return s += std::to_string(k);
+    }
+    default: return "body";
+  }
+}
+
+void print(const Block& block, int indent, const std::string& label, std::ostringstream& out) {
   const std::string pad(std::size_t(indent), ' ');
   auto name = [](int v) {
     std::string s(1, 'v');  // (not "v" + to_string: GCC 12 warns falsely on that)
     return s += std::to_string(v);
   };
-  out << pad << "(";
+  out << pad << label << "(";
   for (int v = 0; v < block.params; ++v) out << (v ? ", " : "") << name(v) << ": " << type_text(block.types[std::size_t(v)]);
   out << ")\n";
   for (const Op& op : block.ops) {
@@ -83,7 +105,8 @@ void print(const Block& block, int indent, std::ostringstream& out) {
     out << " = " << kind_name(op) << "(";
     for (std::size_t k = 0; k < op.in.size(); ++k) out << (k ? ", " : "") << name(op.in[k]);
     out << ")" << fields(op) << "\n";
-    if (op.step) print(*op.step, indent + 4, out);
+    if (op.step) print(*op.step, indent + 4, "step ", out);
+    for (std::size_t k = 0; k < op.blocks.size(); ++k) print(*op.blocks[k], indent + 4, block_label(op, k) + " ", out);
   }
   out << pad << "  return";
   for (int v : block.results) out << " " << name(v);
@@ -94,7 +117,7 @@ void print(const Block& block, int indent, std::ostringstream& out) {
 
 std::string to_string(const Block& block) {
   std::ostringstream out;
-  print(block, 0, out);
+  print(block, 0, "", out);
   return out.str();
 }
 

@@ -1,5 +1,5 @@
 // A generated case: a function described as operations over numbered values
-// (a block), and the arguments to call it on. Plain data: apply.hpp runs a
+// (a block), and the arguments to call it on. Plain data: evaluate.hpp runs a
 // description with nx calls, eagerly or under any trace.
 #pragma once
 
@@ -20,7 +20,7 @@ struct Type {
   bool operator==(const Type&) const = default;
 };
 
-// What an operation calls (apply.cpp). The comment names the fields it reads
+// What an operation calls (evaluate.cpp). The comment names the fields it reads
 // besides `in`.
 enum class Kind : std::uint8_t {
   constant,              // constant
@@ -56,6 +56,12 @@ enum class Kind : std::uint8_t {
   cholesky,              //
   detach,                //
   scan,                  // step, carries, xs; in: init..., xs..., captures...
+  iterate,               // blocks (until, step), max, carries, xs (until's captures); in: init..., until's captures..., step's captures...
+  cond,                  // blocks (then, else); in: pred, captures...
+  switch_,               // blocks (the branches); in: index, captures...
+  remat,                 // blocks (the body), carries (its arguments); in: arguments..., captures...
+  collect,               // blocks (the body); in: zero, captures...; out: the body's results, then the total
+  total_add,             // axis (which open collect's total: 0 the outermost); in: the value; no results
 };
 
 struct Block;
@@ -75,6 +81,13 @@ struct Op {
   nx::Tensor constant;
   std::shared_ptr<const Block> step;  // a scan's step: carries, rows of xs, captures -> carries, ys
   int carries = 0, xs = 0;
+  // The other constructs' functions. iterate: until (carries, until's
+  // captures -> a bool scalar) and step (carries, step's captures ->
+  // carries); cond, switch_: the branches (captures -> results of the same
+  // types); remat: the body (arguments, captures -> results); collect: the
+  // body (captures -> results), which may add to the total.
+  std::vector<std::shared_ptr<const Block>> blocks;
+  std::int64_t max = 0;  // iterate: the most steps
 };
 
 // A function body: parameters are its first values, each operation defines
@@ -92,8 +105,12 @@ struct Case {
   std::vector<nx::Tensor> args;
   // float64 arguments and results, domains kept smooth: the gradient is checked.
   bool gradient = false;
-  // The error every route must throw (a scan over 0 rows, which the API refuses).
+  // The error every route must throw (a scan over 0 rows, which the API
+  // refuses; an iterate whose until still is false after max steps).
   std::optional<std::string> error;
+  // Generated so far (gradient cases hold a remat or a collect, not both:
+  // see constructs.cpp).
+  bool has_remat = false, has_collect = false;
 };
 
 }  // namespace gen

@@ -70,7 +70,7 @@ std::vector<Tensor> run_restaged(const Function&, const rune::Program& traced, c
 
 const Executor list[] = {
     {"rune::run", run_program},
-    {"rune::run of the parsed text", run_text},
+    {"rune::run of the parsed text", run_text, true},
     {"rune::jit", run_jit},
     {"rune::run on strided views of the arguments", run_strided},
     {"rune::jit on strided views of the arguments", run_jit_strided},

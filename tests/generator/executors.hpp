@@ -18,6 +18,7 @@ struct Executor {
   std::string_view name;
   // Runs f on args; `traced` is f traced over args by rune::program.
   std::vector<nx::Tensor> (*run)(const Function& f, const rune::Program& traced, const std::vector<nx::Tensor>& args);
+  bool reads_text = false;  // it runs the program's text: not for programs holding C++ code
 };
 
 std::span<const Executor> executors();

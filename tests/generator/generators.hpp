@@ -21,5 +21,6 @@ std::span<const Generator> shape_generators();
 std::span<const Generator> indexing_generators();
 std::span<const Generator> linalg_generators();
 std::span<const Generator> scan_generators();
+std::span<const Generator> construct_generators();
 
 }  // namespace gen

@@ -1,6 +1,6 @@
 // The scan generator: carries, one or two xs, captures of the enclosing
 // block, and a step generated like any block (so it may hold a scan itself:
-// two levels at most).
+// two levels of constructs at most).
 #include <optional>
 
 #include "generators.hpp"
@@ -9,7 +9,6 @@ namespace gen {
 
 namespace {
 
-constexpr int max_depth = 2;
 const char* const empty_xs_error = "rune::scan: xs is empty along the scan axis";
 
 // The scanned value: one of the block's with that many rows (any few rows
@@ -29,13 +28,6 @@ int scanned(Builder& b, std::optional<std::int64_t> rows) {
   return b.emit(std::move(op), out);
 }
 
-// The step's value for a carry of type `want`: one of that type (often the
-// newest), or one made to fit.
-int carry_out(Builder& step, Type want) {
-  const int v = step.pick([&](const Type& t) { return t == want; });
-  return v >= 0 && step.rng.chance(0.8) ? v : step.fit(step.pick_any(), want);
-}
-
 // The step's results: its carries, then as ys the values it made that
 // nothing reads (at least one when there is no carry).
 Block make_step(Builder& b, const Op& op) {
@@ -46,10 +38,10 @@ Block make_step(Builder& b, const Op& op) {
     step.types.push_back(t);
   }
   step.params = int(step.types.size());
-  Builder inner(b.rng, b.c, step, b.depth + 1);
+  Builder inner = b.nested(step);
   inner.grow(int(b.rng.uniform(1, 5)));
   std::vector<int> ys = inner.unread();
-  for (int i = 0; i < op.carries; ++i) step.results.push_back(carry_out(inner, step.types[std::size_t(i)]));
+  for (int i = 0; i < op.carries; ++i) step.results.push_back(inner.provide(step.types[std::size_t(i)]));
   if (op.carries > 0 && b.rng.chance(0.3)) ys.clear();
   step.results.insert(step.results.end(), ys.begin(), ys.end());
   return step;

@@ -83,6 +83,7 @@ bool broadcast_to(Builder& b) {
   Op op = make_op(Kind::broadcast, {x});
   nx::Shape shape = b.random_shape(2);
   for (auto d : b.type(x).shape) shape.push_back(d == 1 ? b.random_dim() : d);
+  if (nx::numel(shape) > 16384) return false;  // (a case stays cheap: a broadcast of a broadcast grows fast)
   op.shape = shape;
   b.emit(std::move(op), Type{b.type(x).dtype, shape});
   return true;
