@@ -45,7 +45,7 @@ struct Linearization::State {
   ad::JvpTrace jvp;
   std::optional<nx::ops::TraceScope> linear_scope, jvp_scope;
   std::shared_ptr<LinearMap> map = std::make_shared<LinearMap>();
-  explicit State(std::string_view entry) : linear(entry, false), jvp(entry, true) {
+  explicit State(std::string_view entry) : linear(entry, false), jvp(entry, &linear) {
     linear_scope.emplace(linear);
     jvp_scope.emplace(jvp);
   }

@@ -32,8 +32,8 @@ rune::detail::WithoutDerivatives::~WithoutDerivatives() { --ad::paused; }
 
 namespace rune::ad {
 
-JvpTrace::JvpTrace(std::string_view entry_point, bool linearizing)
-    : Trace(entry_point, false), linearizing_(linearizing) {}
+JvpTrace::JvpTrace(std::string_view entry_point, const ir::Trace* linear)
+    : Trace(entry_point, false), linear_(linear) {}
 
 nx::Tensor JvpTrace::wrap(const nx::Tensor& primal, const nx::Tensor& tangent) {
   if (!tangent.defined()) return primal;
@@ -53,7 +53,10 @@ nx::Tensor JvpTrace::primal_of(const nx::Tensor& t) const {
 }
 
 nx::Tensor JvpTrace::tangent_of(const nx::Tensor& t) const {
-  return owns(t) ? static_cast<const JvpTracer&>(*t.impl()->tracer).tangent : nx::Tensor();
+  if (!owns(t)) return nx::Tensor();
+  const nx::Tensor& tangent = static_cast<const JvpTracer&>(*t.impl()->tracer).tangent;
+  if (linear_ && tangent.defined() && !linear_->owns(tangent)) return nx::Tensor();
+  return tangent;
 }
 
 nx::Tensor JvpTrace::process(ir::Prim p, std::span<const nx::Tensor> operands, const ir::Params& params,

@@ -14,15 +14,19 @@ bool derivatives_paused();
 
 class JvpTrace final : public ir::Trace {
  public:
-  // `linearizing`: the tangents are values of a linear staging trace below
-  // (reverse mode), rather than concrete (forward mode).
-  explicit JvpTrace(std::string_view entry_point, bool linearizing = false);
-  bool linearizing() const { return linearizing_; }
+  // With `linear`, it linearizes: the tangents are values of that linear
+  // staging trace below (reverse mode); without, they are concrete or
+  // values of enclosing traces (forward mode).
+  explicit JvpTrace(std::string_view entry_point, const ir::Trace* linear = nullptr);
+  bool linearizing() const { return linear_ != nullptr; }
 
   // A value of this trace; a zero (undefined) tangent gives the primal back.
   nx::Tensor wrap(const nx::Tensor& primal, const nx::Tensor& tangent);
   // The primal and tangent of a value (for one this trace does not own: the
-  // value itself and a zero tangent).
+  // value itself and a zero tangent). Linearizing, a tangent that is not a
+  // value of the linear trace is a zero a rule filled in (a constant or a
+  // value of the primal program): it is given as a zero, so that what
+  // consumes tangents records only into the linear program.
   nx::Tensor primal_of(const nx::Tensor& t) const;
   nx::Tensor tangent_of(const nx::Tensor& t) const;
 
@@ -31,7 +35,7 @@ class JvpTrace final : public ir::Trace {
   std::vector<nx::Tensor> process_construct(const ir::Equation& eq, std::span<const nx::Tensor> inputs) override;
 
  private:
-  bool linearizing_;
+  const ir::Trace* linear_;
 };
 
 }  // namespace rune::ad

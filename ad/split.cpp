@@ -17,7 +17,7 @@ Split split(const ir::Program& program, std::span<const ir::TensorType> types, c
     for (const ir::TensorType& t : types) params.push_back(staging.add_param(t));
     {
       nx::ops::TraceScope linear_scope(linear);
-      JvpTrace jvp("rune::grad", true);
+      JvpTrace jvp("rune::grad", &linear);
       nx::ops::TraceScope jvp_scope(jvp);
       std::vector<nx::Tensor> wrapped;
       for (std::size_t i = 0; i < params.size(); ++i)
@@ -32,6 +32,33 @@ Split split(const ir::Program& program, std::span<const ir::TensorType> types, c
     out.residuals = linear.captures().size();
     primals.insert(primals.end(), linear.captures().begin(), linear.captures().end());
     out.primal = staging.finish(primals);
+  }
+  out.captures = staging.captures();
+  return out;
+}
+
+Forward forward(const ir::Program& program, std::span<const ir::TensorType> types, const std::vector<bool>& slots) {
+  ir::StagingTrace staging("rune::jvp");
+  Forward out;
+  {
+    nx::ops::TraceScope staged(staging);
+    std::vector<nx::Tensor> params, tangents, results;
+    for (const ir::TensorType& t : types) params.push_back(staging.add_param(t));
+    for (std::size_t i = 0; i < types.size(); ++i) tangents.push_back(slots[i] ? staging.add_param(types[i]) : nx::Tensor());
+    std::vector<nx::Tensor> out_tangents;
+    {
+      JvpTrace jvp("rune::jvp");
+      nx::ops::TraceScope jvp_scope(jvp);
+      std::vector<nx::Tensor> wrapped;
+      for (std::size_t i = 0; i < params.size(); ++i) wrapped.push_back(jvp.wrap(params[i], tangents[i]));
+      for (const nx::Tensor& r : ir::evaluate(program, wrapped)) {
+        results.push_back(jvp.primal_of(r));
+        const nx::Tensor t = jvp.tangent_of(r);
+        out_tangents.push_back(t.defined() ? t : nx::zeros_like(results.back()));
+      }
+    }
+    results.insert(results.end(), out_tangents.begin(), out_tangents.end());
+    out.program = staging.finish(results);
   }
   out.captures = staging.captures();
   return out;

@@ -30,4 +30,15 @@ struct Split {
 // carry a tangent.
 Split split(const ir::Program& program, std::span<const ir::TensorType> types, const std::vector<bool>& slots);
 
+// `program`'s forward derivative as one program (forward mode, where a
+// split's linear part could hold pullbacks that do not run forward):
+// parameters: the program's, then a tangent for each in `slots`; results:
+// its results, then a tangent for each (zeros where none). `captures` as in
+// Split.
+struct Forward {
+  std::shared_ptr<const ir::Program> program;
+  std::vector<nx::Tensor> captures;
+};
+Forward forward(const ir::Program& program, std::span<const ir::TensorType> types, const std::vector<bool>& slots);
+
 }  // namespace rune::ad

@@ -47,7 +47,7 @@ BranchJvp trace_branch_jvp(const ir::Program& branch, const Inputs& in, ir::Stag
   for (const Tensor& x : in.operands) primals.push_back(staging.add_param(nx::ops::type_of(x)));
   for (std::size_t i = 0; i < in.operands.size(); ++i)
     if (in.slots[i]) tangents[i] = (linear ? *linear : staging).add_param(nx::ops::type_of(in.operands[i]));
-  JvpTrace jvp("rune::cond", linear != nullptr);
+  JvpTrace jvp("rune::cond", linear);
   nx::ops::TraceScope scope(jvp);
   std::vector<Tensor> wrapped;
   for (std::size_t i = 0; i < primals.size(); ++i) wrapped.push_back(jvp.wrap(primals[i], tangents[i]));

@@ -80,7 +80,7 @@ StepJvp trace_step_jvp(const ir::Equation& eq, const Parts& parts, std::span<con
   group(0, parts.carries);
   group(parts.carries, parts.carries + parts.xs);
   group(parts.carries + parts.xs, primals.size());
-  JvpTrace jvp("rune::scan", linear != nullptr);
+  JvpTrace jvp("rune::scan", linear);
   StepJvp out;
   {
     nx::ops::TraceScope scope(jvp);

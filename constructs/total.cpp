@@ -101,6 +101,25 @@ std::vector<Tensor> collect_eager(const ir::Equation& eq, std::span<const Tensor
   return out;
 }
 
+// Forward mode: one collect of the body's forward derivative.
+std::vector<Tensor> collect_forward(ad::JvpTrace& trace, const ir::Equation& eq, std::span<const Tensor> primals,
+                                   std::span<const Tensor> tangents, std::span<const ir::TensorType> types,
+                                   const std::vector<bool>& slots) {
+  const ad::Forward derivative = ad::forward(*eq.programs[0], types, slots);
+  ir::Equation forward = eq;
+  forward.programs = {derivative.program};
+  std::vector<Tensor> in(primals.begin(), primals.end());
+  in.insert(in.end(), tangents.begin(), tangents.end());
+  in.insert(in.end(), derivative.captures.begin(), derivative.captures.end());
+  std::vector<Tensor> out = ir::bind_construct(forward, in, "rune::collect");
+  const std::size_t results = (out.size() - 1) / 2;
+  std::vector<Tensor> wrapped;
+  for (std::size_t k = 0; k < results; ++k)
+    wrapped.push_back(nx::is_inexact(out[k].dtype()) ? trace.wrap(out[k], out[results + k]) : out[k]);
+  wrapped.push_back(out.back());
+  return wrapped;
+}
+
 std::vector<Tensor> collect_jvp(ad::JvpTrace& trace, const ir::Equation& eq, std::span<const Tensor> inputs) {
   std::vector<Tensor> primals, tangents;
   std::vector<bool> slots;
@@ -114,6 +133,7 @@ std::vector<Tensor> collect_jvp(ad::JvpTrace& trace, const ir::Equation& eq, std
     if (t.defined()) tangents.push_back(t);
   }
   if (tangents.empty()) return ir::bind_construct(eq, primals, "rune::collect");
+  if (!trace.linearizing()) return collect_forward(trace, eq, primals, tangents, types, slots);
   const ad::Split parts = ad::split(*eq.programs[0], types, slots);
   ir::Equation primal = eq;
   primal.programs = {parts.primal};

@@ -115,6 +115,10 @@ struct ConstructRules {
 // The rules of a construct kind (not primitive or constant).
 const ConstructRules& construct_rules(OpKind kind);
 
+// Whether an equation has an effect, or holds one in a sub-program (a loop
+// or a branch that runs a callback): passes neither drop nor merge it.
+bool has_effect(const Equation& eq);
+
 // The word a construct's text starts with, if one does.
 std::optional<OpKind> construct_named(std::string_view word);
 

@@ -42,6 +42,13 @@ bool equal(const Program& a, const Program& b) {
   return true;
 }
 
+std::shared_ptr<const Program> deep_copy(const Program& program) {
+  auto copy = std::make_shared<Program>(program);
+  for (Equation& eq : copy->equations)
+    for (auto& sub : eq.programs) sub = deep_copy(*sub);
+  return copy;
+}
+
 std::vector<TensorType> construct_output_types(const Equation& eq, const std::vector<TensorType>& inputs) {
   return construct_rules(eq.kind).output_types(eq, inputs);
 }

@@ -195,6 +195,12 @@ struct Program {
 // sub-programs.
 bool equal(const Program& a, const Program& b);
 
+// A copy of a program whose sub-programs, at every depth, are copies too:
+// no object is shared with the original (the text and the debugger name
+// values by their program object, so one object in two places would name
+// its values twice).
+std::shared_ptr<const Program> deep_copy(const Program& program);
+
 // The output types of a construct equation given its input types; throws
 // std::invalid_argument naming the construct when they do not fit.
 std::vector<TensorType> construct_output_types(const Equation& eq, const std::vector<TensorType>& inputs);

@@ -79,6 +79,7 @@ std::vector<nx::Tensor> StagingTrace::process_construct(const Equation& construc
   Equation eq = construct;  // (an equation of another program: its own values go)
   eq.inputs.clear();
   eq.outputs.clear();
+  for (auto& sub : eq.programs) sub = deep_copy(*sub);  // (never shared between two places of a program)
   std::vector<nx::Tensor> inputs(given.begin(), given.end());
   if (auto record = construct_rules(eq.kind).record) record(eq, inputs);
   std::vector<TensorType> in_types;

@@ -388,3 +388,42 @@ TEST_CASE("remat and collect: derivatives against central differences, jvp again
     for (std::int64_t i = 0; i < 2; ++i) CHECK(same_bits(nx::get(mapped, i), rune::grad(f, nx::get(rows, i))));
   }
 }
+
+TEST_CASE("regressions found by the program generator") {
+  // Two adds of one value are two adds, compiled too (passes neither merge
+  // nor drop effects).
+  auto twice = [](const Tensor& a) {
+    rune::Total t;
+    return rune::collect(t, nx::scalar(nx::float64, 0.), [&] {
+             Tensor v = a * 2.;
+             t.add(v);
+             t.add(v);
+             return a;
+           })
+        .second;
+  };
+  const Tensor one = nx::scalar(nx::float64, 1.);
+  CHECK(nx::item(twice(one)) == 4.);
+  CHECK(nx::item(rune::jit(twice)(one)) == 4.);
+  // A sub-program that a derivative records in two places prints twice,
+  // under names of its own each time, and parses back.
+  rune::Total u;
+  auto body = [&](const Tensor& x) {
+    auto [r, total] = rune::collect(u, nx::scalar(nx::float64, 0.), [&] {
+      u.add(nx::scalar(nx::float64, 1.));
+      return nx::scalar(nx::float64, 2.);
+    });
+    return r * x;
+  };
+  auto j = [&](const Tensor& a) { return rune::remat(body)(a); };
+  const rune::Program p = rune::program(rune::grad(j), nx::scalar(nx::float64, 3.));
+  CHECK(rune::parse_program(rune::to_string(p)) == p);
+  // Forward mode through a collect holding a remat (whose linearization
+  // holds a pullback, which runs only backward).
+  auto k = [&](const Tensor& a) {
+    rune::Total t;
+    return rune::collect(t, nx::scalar(nx::float64, 0.), [&] { return rune::remat([](const Tensor& y) { return nx::sin(y); })(a); }).first;
+  };
+  auto [y, second] = rune::jvp(rune::grad(k), nx::scalar(nx::float64, 0.7), nx::scalar(nx::float64, 1.));
+  CHECK(nx::item(second) == Approx(-std::sin(0.7)));
+}

@@ -2,6 +2,7 @@
 
 #include <unordered_map>
 
+#include "ir/construct.hpp"
 #include "ir/passes/canonical.hpp"
 
 namespace rune::ir {
@@ -36,6 +37,10 @@ Program merged(const Program& program) {
     for (int& v : eq.inputs)
       if (auto r = replaced.find(v); r != replaced.end()) v = r->second;
     for (auto& sub : eq.programs) sub = std::make_shared<Program>(merged(*sub));
+    if (has_effect(eq)) {  // (each runs: two adds to a total add twice)
+      out.equations.push_back(std::move(eq));
+      continue;
+    }
     const std::size_t key = fingerprint(eq);
     bool duplicate = false;
     for (auto [it, end] = seen.equal_range(key); it != end && !duplicate; ++it) {

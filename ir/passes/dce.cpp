@@ -6,17 +6,6 @@
 namespace rune::ir {
 
 namespace {
-// Whether an equation has an effect, or holds one in a sub-program (a loop
-// or branch that runs a callback is kept even when nothing reads it).
-bool has_effect(const Equation& eq) {
-  if (!is_construct(eq.kind)) return false;
-  if (construct_rules(eq.kind).effect) return true;
-  for (const auto& sub : eq.programs)
-    for (const Equation& inner : sub->equations)
-      if (has_effect(inner)) return true;
-  return false;
-}
-
 // Walks backward from the results, keeping what they need.
 Program without_dead(const Program& program) {
   std::vector<bool> live(program.types.size(), false);

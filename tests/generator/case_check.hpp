@@ -22,7 +22,6 @@ struct Tally {
   int iterates = 0, conds = 0, switches = 0, remats = 0, collects = 0, total_adds = 0;
   int nested_constructs = 0;   // constructs inside constructs' programs
   int iterate_errors = 0;      // cases whose iterate runs past its max
-  int texts_skipped = 0;       // programs whose text was not checked (checks.hpp: shares_subprograms)
   // The constructs (by ir::OpKind) in the programs of gradient cases'
   // functions: derivatives went through them.
   std::bitset<16> differentiated;

@@ -1,6 +1,5 @@
 #include "checks.hpp"
 
-#include <set>
 
 #include "ir/construct.hpp"
 #include "ir/program.hpp"
@@ -57,20 +56,6 @@ bool has_text(const rune::ir::Program& program) {
   return true;
 }
 
-namespace {
-bool repeats(const rune::ir::Program& program, std::set<const rune::ir::Program*>& seen) {
-  for (const auto& eq : program.equations)
-    for (const auto& sub : eq.programs)
-      if (!seen.insert(sub.get()).second || repeats(*sub, seen)) return true;
-  return false;
-}
-}  // namespace
-
-bool shares_subprograms(const rune::ir::Program& program) {
-  std::set<const rune::ir::Program*> seen;
-  return repeats(program, seen);
-}
-
 std::string check_round_trip(const rune::Program& traced) {
   const std::string text = rune::to_string(traced);
   rune::Program parsed;
@@ -111,11 +96,9 @@ std::string check_types(std::span<const nx::Tensor> results, const Block& block)
 }
 
 std::string check_function(const Function& f, const std::vector<nx::Tensor>& args,
-                           const std::vector<nx::Tensor>& eager, rune::Program* traced, bool* text_skipped) {
+                           const std::vector<nx::Tensor>& eager, rune::Program* traced) {
   *traced = rune::program(f, args);
-  const bool shared = shares_subprograms(traced->ir());
-  if (shared && text_skipped) *text_skipped = true;
-  const bool text = has_text(traced->ir()) && !shared;
+  const bool text = has_text(traced->ir());
   if (std::string found = text ? check_round_trip(*traced) : std::string(); !found.empty()) return found;
   for (const Executor& e : executors()) {
     if (e.reads_text && !text) continue;

@@ -21,20 +21,13 @@ std::string check_round_trip(const rune::Program& traced);
 // as the derivative of an iterate does, a callback, a custom rule, a
 // linear solve).
 bool has_text(const rune::ir::Program& program);
-// Whether one sub-program object sits at two places of the program (as a
-// remat's body holding a construct that the backward pass replays
-// unchanged). The printer numbers such a sub-program's values once, so its
-// text defines them twice and does not parse back: a library bug (see
-// README.md); the text of such a program is not checked.
-bool shares_subprograms(const rune::ir::Program& program);
 // Same count, dtypes, shapes and bytes (NaNs with their payloads).
 std::string compare_bits(std::span<const nx::Tensor> expected, std::span<const nx::Tensor> got);
 // The results have the types the description's model gives them.
 std::string check_types(std::span<const nx::Tensor> results, const Block& block);
-// f traced over args (into *traced) round trips (when it has text, and
-// shares no sub-program: else *text_skipped is set), and every executor
-// gives the bits of `eager` (f's eager results).
+// f traced over args (into *traced) round trips (when it has text), and
+// every executor gives the bits of `eager` (f's eager results).
 std::string check_function(const Function& f, const std::vector<nx::Tensor>& args,
-                           const std::vector<nx::Tensor>& eager, rune::Program* traced, bool* text_skipped = nullptr);
+                           const std::vector<nx::Tensor>& eager, rune::Program* traced);
 
 }  // namespace gen

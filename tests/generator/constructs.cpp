@@ -147,12 +147,8 @@ bool switch_(Builder& b) {
 
 // ---- remat
 
-// Gradient cases hold a remat or a collect, not both: rune::jvp of the
-// gradient of a collect around a remat throws (a library bug, see
-// README.md), and so it does for some cases holding both apart.
 bool remat(Builder& b) {
-  if (!room(b) || (b.gradient() && b.c.has_collect)) return false;
-  b.c.has_remat = true;
+  if (!room(b)) return false;
   Op op = make_op(Kind::remat, {});
   add_captures(b, op, 1, 2);  // (its arguments)
   op.carries = int(op.in.size());
@@ -172,16 +168,10 @@ bool remat(Builder& b) {
 // An add of a scalar reduction, fitted to the total's type. In gradient
 // cases what is added takes integer steps (a reduction of an int32 cast):
 // the total has no derivative, so central differences must see none.
-//
-// The adds of a block add different values: the block's k-th add adds k
-// more. (rune::jit's common subexpression elimination merges two adds of
-// one value into one, losing an add: a library bug, see README.md, which
-// this keeps the generator from reporting again and again.)
 void add_to_total(Builder& b, std::size_t which) {
   int v = b.pick_any();
   if (b.gradient()) v = b.cast(v, nx::int32);
   int value = b.fit(b.reduction(v), b.totals[which]);
-  if (const int earlier = b.count(Kind::total_add); earlier > 0) value = b.call_scalar("add", value, earlier);
   Op op = make_op(Kind::total_add, {value});
   op.axis = std::int64_t(which);
   b.emit(std::move(op), std::span<const Type>());
@@ -207,8 +197,7 @@ int zero_of(Builder& b) {
 }
 
 bool collect(Builder& b) {
-  if (!room(b) || (b.gradient() && b.c.has_remat)) return false;
-  b.c.has_collect = true;
+  if (!room(b)) return false;
   Op op = make_op(Kind::collect, {zero_of(b)});
   add_captures(b, op, 1, 2);
   const Type total = b.type(op.in[0]);

@@ -110,7 +110,6 @@ struct Case {
   std::optional<std::string> error;
   // Generated so far (gradient cases hold a remat or a collect, not both:
   // see constructs.cpp).
-  bool has_remat = false, has_collect = false;
 };
 
 }  // namespace gen

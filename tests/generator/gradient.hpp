@@ -18,7 +18,6 @@ struct GradientCheck {
   int conclusive = 0;   // directions where the differences were stable
   int inconclusive = 0; // directions near a kink or a non-finite value
   rune::Program traced;  // the gradient's program
-  bool text_skipped = false;  // its text was not checked (checks.hpp: shares_subprograms)
 };
 
 GradientCheck check_gradient(const Case& c);
