@@ -97,21 +97,26 @@ std::vector<ir::TensorType> output_types(const ir::Equation& eq, std::span<const
   return carry;
 }
 
-std::vector<Tensor> eager(const ir::Equation& eq, std::span<const Tensor> inputs) {
+// The loop on concrete inputs: the last carry, and the number of steps.
+std::pair<std::vector<Tensor>, std::int64_t> run(const ir::Equation& eq, std::span<const Tensor> inputs) {
   const IterateParts parts(eq, inputs.size());
   std::vector<Tensor> carry(inputs.begin(), inputs.begin() + long(parts.carries));
   for (std::int64_t trip = 0;; ++trip) {
     const Tensor stop = ir::evaluate(*eq.programs[0], parts.until_args(inputs, carry))[0];
-    if (all_stopped(stop)) return carry;
+    if (all_stopped(stop)) return {carry, trip};
     if (trip == parts.max) nx::ops::fail("rune::iterate", still_running(parts.max, *first_running(stop)));
     carry = ir::evaluate(*eq.programs[1], parts.step_args(inputs, carry, stop));
   }
 }
 
+std::vector<Tensor> eager(const ir::Equation& eq, std::span<const Tensor> inputs) { return run(eq, inputs).first; }
+
 // The derivative: the loop as a scan of max trips whose trips after the
 // stop keep the carry (selected, so bit for bit) and compute the step at the
 // last carry it took (a value it was computed at, so its derivative there
-// is finite and multiplied by zero); until has no derivative. The scan's
+// is finite and multiplied by zero); until has no derivative. On concrete
+// primals (eager differentiation) the loop runs first, and the scan takes
+// as many trips as it did instead of max. The scan's
 // rules then give forward mode and linearization; the derivative covers the
 // steps taken. The carry of the scan: the carry, the donor (the last carry
 // stepped), the stop and the donor's stop.
@@ -124,6 +129,8 @@ std::vector<Tensor> jvp(ad::JvpTrace& trace, const ir::Equation& eq, std::span<c
     tangents = tangents || trace.tangent_of(t).defined();
   }
   if (!tangents) return ir::bind_construct(eq, primals, "rune::iterate");
+  const bool concrete = std::none_of(primals.begin(), primals.end(), [](const Tensor& t) { return t.is_traced(); });
+  const std::int64_t trips = concrete ? run(eq, primals).second : parts.max;
   const std::size_t n = parts.carries;
   std::vector<Tensor> carry(inputs.begin(), inputs.begin() + long(n));
   const Tensor stop = ir::evaluate(*eq.programs[0], parts.until_args(inputs, carry))[0];
@@ -160,7 +167,7 @@ std::vector<Tensor> jvp(ad::JvpTrace& trace, const ir::Equation& eq, std::span<c
   scan_inputs.insert(scan_inputs.end(), staging.captures().begin(), staging.captures().end());
   ir::Equation scan;
   scan.kind = ir::OpKind::scan;
-  scan.info = ir::ScanInfo{parts.max, int(2 * n + 2), 0};
+  scan.info = ir::ScanInfo{trips, int(2 * n + 2), 0};
   scan.programs = {trip};
   std::vector<Tensor> outs = ir::bind_construct(scan, scan_inputs, "rune::iterate");
   const std::int64_t max = parts.max;

@@ -427,3 +427,14 @@ TEST_CASE("regressions found by the program generator") {
   auto [y, second] = rune::jvp(rune::grad(k), nx::scalar(nx::float64, 0.7), nx::scalar(nx::float64, 1.));
   CHECK(nx::item(second) == Approx(-std::sin(0.7)));
 }
+
+TEST_CASE("iterate: derivatives of a loop that stops at once, eagerly and compiled") {
+  auto f = [](const Tensor& a) {
+    return nx::sum(rune::iterate(
+        5, [](const Tensor& x) { return nx::all(nx::less(x, 2.)); }, [](const Tensor& x) { return x / 2.; }, a * 3.));
+  };
+  CHECK(same_bits(rune::grad(f, vec({0.1, 0.2})), vec({3., 3.})));   // no step taken
+  CHECK(same_bits(rune::grad(f, vec({1., 2.})), vec({0.75, 0.75})));  // two steps
+  CHECK(same_bits(rune::jit(rune::grad(f))(vec({0.1, 0.2})), vec({3., 3.})));
+  CHECK(same_bits(rune::jit(rune::grad(f))(vec({1., 2.})), vec({0.75, 0.75})));
+}
