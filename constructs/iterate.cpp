@@ -116,7 +116,9 @@ std::vector<Tensor> eager(const ir::Equation& eq, std::span<const Tensor> inputs
 // last carry it took (a value it was computed at, so its derivative there
 // is finite and multiplied by zero); until has no derivative. On concrete
 // primals (eager differentiation) the loop runs first, and the scan takes
-// as many trips as it did instead of max. The scan's
+// as many trips as it did instead of max (the loop is not differentiated
+// as it runs, unrolled: that would give other bits than the compiled
+// derivative, which knows no trip count and runs this scan). The scan's
 // rules then give forward mode and linearization; the derivative covers the
 // steps taken. The carry of the scan: the carry, the donor (the last carry
 // stepped), the stop and the donor's stop.
