@@ -1,6 +1,10 @@
 // nx::check: conditions computed with the program; the first false element
 // throws the exception the check makes. It reads values, not derivatives,
 // and has an effect (passes keep it).
+#include "constructs/elements.hpp"
+
+#include <algorithm>
+
 #include "ad/jvp_trace.hpp"
 #include "constructs/table.hpp"
 #include "ir/trace.hpp"
@@ -12,17 +16,19 @@
 
 namespace rune::constructs {
 
-namespace {
-
-// The multi-index of the k-th element in C order.
-nx::Index unravel(std::size_t k, const nx::Shape& shape) {
-  nx::Index index(shape.size());
-  for (std::size_t d = shape.size(); d-- > 0;) {
-    index[d] = std::int64_t(k % std::size_t(shape[d]));
-    k /= std::size_t(shape[d]);
+std::optional<nx::Index> first_false(const nx::Tensor& condition) {
+  if (nx::item(nx::all(condition)) != 0.) return std::nullopt;  // (one reduction when all hold)
+  const std::vector<bool> holds = nx::to_vector<bool>(condition);
+  std::size_t k = std::size_t(std::find(holds.begin(), holds.end(), false) - holds.begin());
+  nx::Index index(condition.shape().size());
+  for (std::size_t d = index.size(); d-- > 0;) {
+    index[d] = std::int64_t(k % std::size_t(condition.shape()[d]));
+    k /= std::size_t(condition.shape()[d]);
   }
   return index;
 }
+
+namespace {
 
 // The element at index, as a scalar tensor.
 nx::Tensor element(const nx::Tensor& t, const nx::Index& index) {
@@ -36,15 +42,12 @@ nx::Tensor element(const nx::Tensor& t, const nx::Index& index) {
 std::vector<nx::Tensor> eager(const ir::Equation& eq, std::span<const nx::Tensor> inputs) {
   const auto conditions = std::size_t(eq.check->condition_count);
   for (std::size_t c = 0; c < conditions; ++c) {
-    std::vector<bool> holds = nx::to_vector<bool>(inputs[c]);
-    for (std::size_t k = 0; k < holds.size(); ++k) {
-      if (holds[k]) continue;
-      const nx::Index index = unravel(k, inputs[c].shape());
-      std::vector<nx::Tensor> data;
-      for (const nx::Tensor& t : inputs.subspan(conditions))
-        data.push_back(t.ndim() > 0 && t.shape() == inputs[c].shape() ? element(t, index) : t);
-      std::rethrow_exception(eq.check->make(index, data));
-    }
+    const std::optional<nx::Index> index = first_false(inputs[c]);
+    if (!index) continue;
+    std::vector<nx::Tensor> data;
+    for (const nx::Tensor& t : inputs.subspan(conditions))
+      data.push_back(t.ndim() > 0 && t.shape() == inputs[c].shape() ? element(t, *index) : t);
+    std::rethrow_exception(eq.check->make(*index, data));
   }
   return {};
 }

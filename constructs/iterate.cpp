@@ -4,6 +4,7 @@
 #include "constructs/iterate.hpp"
 
 #include "ad/jvp_trace.hpp"
+#include "constructs/elements.hpp"
 #include "constructs/table.hpp"
 #include "ir/eval.hpp"
 #include "ir/staging.hpp"
@@ -49,22 +50,6 @@ namespace {
 // Whether every element of a stop is true.
 bool all_stopped(const Tensor& stop) { return nx::item(nx::all(stop)) != 0.; }
 
-// The index of the first false element of a stop, if one is false.
-std::optional<nx::Index> first_running(const Tensor& stop) {
-  if (all_stopped(stop)) return std::nullopt;
-  const std::vector<bool> stopped = nx::to_vector<bool>(stop);
-  for (std::size_t k = 0; k < stopped.size(); ++k) {
-    if (stopped[k]) continue;
-    nx::Index index(stop.shape().size());
-    for (std::size_t d = index.size(), rest = k; d-- > 0;) {
-      index[d] = std::int64_t(rest % std::size_t(stop.shape()[d]));
-      rest /= std::size_t(stop.shape()[d]);
-    }
-    return index;
-  }
-  return std::nullopt;
-}
-
 std::vector<ir::TensorType> output_types(const ir::Equation& eq, std::span<const ir::TensorType> in) {
   auto fail = [](const std::string& m) { nx::ops::fail("rune::iterate", m); };
   if (eq.programs.size() != 2) fail("an iterate has an until and a step program, not " + std::to_string(eq.programs.size()) + " programs");
@@ -104,7 +89,7 @@ std::pair<std::vector<Tensor>, std::int64_t> run(const ir::Equation& eq, std::sp
   for (std::int64_t trip = 0;; ++trip) {
     const Tensor stop = ir::evaluate(*eq.programs[0], parts.until_args(inputs, carry))[0];
     if (all_stopped(stop)) return {carry, trip};
-    if (trip == parts.max) nx::ops::fail("rune::iterate", still_running(parts.max, *first_running(stop)));
+    if (trip == parts.max) nx::ops::fail("rune::iterate", still_running(parts.max, *first_false(stop)));
     carry = ir::evaluate(*eq.programs[1], parts.step_args(inputs, carry, stop));
   }
 }
@@ -200,7 +185,7 @@ class IterateStepping final : public ir::Stepping {
     in_step_ = !in_step_;
   }
   std::vector<Tensor> outputs(std::span<const Tensor> last) const override {
-    if (auto running = first_running(last[0])) nx::ops::fail("rune::iterate", still_running(parts_.max, *running));
+    if (auto running = first_false(last[0])) nx::ops::fail("rune::iterate", still_running(parts_.max, *running));
     return carry_;
   }
 

@@ -116,11 +116,10 @@ std::vector<Tensor> jvp(ad::JvpTrace& trace, const ir::Equation& eq, std::span<c
   } else {
     const Tensor x = flat(point);
     const std::int64_t size = x.numel();
+    const Tensor basis = nx::eye(x.dtype(), size);
     std::vector<Tensor> columns;
-    for (std::int64_t j = 0; j < size; ++j) {
-      const Tensor e = nx::reshape(nx::slice(nx::eye(x.dtype(), size), {j, 0}, {j + 1, size}), {size});
-      columns.push_back(flat(jacobian_along(residual, point, captures, unflat(e, point))));
-    }
+    for (std::int64_t j = 0; j < size; ++j)
+      columns.push_back(flat(jacobian_along(residual, point, captures, unflat(nx::get(basis, j), point))));
     const Tensor jacobian = nx::stack(columns, 1);
     dx = unflat(nx::reshape(nx::solve(jacobian, nx::reshape(flat(rhs), {size, 1})), {size}), point);
   }

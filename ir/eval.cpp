@@ -66,15 +66,6 @@ std::vector<nx::Tensor> evaluate(const Program& program, std::span<const nx::Ten
   return results;
 }
 
-bool has_effect(const Equation& eq) {
-  if (!is_construct(eq.kind)) return false;
-  if (construct_rules(eq.kind).effect) return true;
-  for (const auto& sub : eq.programs)
-    for (const Equation& inner : sub->equations)
-      if (has_effect(inner)) return true;
-  return false;
-}
-
 std::vector<nx::Tensor> eager_construct(const Equation& eq, std::span<const nx::Tensor> inputs) {
   return construct_rules(eq.kind).eager(eq, inputs);
 }

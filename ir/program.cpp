@@ -42,6 +42,15 @@ bool equal(const Program& a, const Program& b) {
   return true;
 }
 
+bool has_effect(const Equation& eq) {
+  if (!is_construct(eq.kind)) return false;
+  if (construct_rules(eq.kind).effect) return true;
+  for (const auto& sub : eq.programs)
+    for (const Equation& inner : sub->equations)
+      if (has_effect(inner)) return true;
+  return false;
+}
+
 std::shared_ptr<const Program> deep_copy(const Program& program) {
   auto copy = std::make_shared<Program>(program);
   for (Equation& eq : copy->equations)
