@@ -103,13 +103,6 @@ const ir::ConstructRules custom_rules = [] {
 
 namespace rune::detail {
 
-bool tracing(std::span<const nx::Tensor> values) {
-  if (nx::ops::trace_depth() > 0) return true;
-  for (const nx::Tensor& t : values)
-    if (t.defined() && t.is_traced()) return true;
-  return false;
-}
-
 std::vector<nx::Tensor> bind_custom(std::shared_ptr<const CustomRule> rule, std::span<const nx::Tensor> inputs) {
   ir::Equation eq;
   eq.kind = ir::OpKind::custom;

@@ -49,6 +49,13 @@ std::shared_ptr<const ir::Program> Staging::finish(std::span<const nx::Tensor> r
 
 const std::vector<nx::Tensor>& Staging::captures() const { return state_->trace.captures(); }
 
+bool tracing(std::span<const nx::Tensor> values) {
+  if (nx::ops::trace_depth() > 0) return true;
+  for (const nx::Tensor& t : values)
+    if (t.defined() && t.is_traced()) return true;
+  return false;
+}
+
 }  // namespace detail
 
 const ir::Program& Program::ir() const {

@@ -16,7 +16,6 @@ namespace rune {
 namespace detail {
 // Applies a remat equation of `program` (see ir/program.hpp).
 std::vector<nx::Tensor> bind_remat(std::shared_ptr<const ir::Program> program, std::span<const nx::Tensor> inputs);
-bool tracing(std::span<const nx::Tensor> values);
 }  // namespace detail
 
 template <class F> class Rematerialized {

@@ -17,7 +17,6 @@ namespace rune {
 
 namespace detail {
 std::uint64_t fresh_total();
-bool tracing(std::span<const nx::Tensor> values);
 // An add to the total `id`: into the innermost collect of that total that
 // is open when it executes; none open: nothing.
 void add_to_total(std::uint64_t id, const nx::Tensor& value);

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "rune/detail/staging.hpp"
 #include "rune/tensor.hpp"
 
 namespace rune {
@@ -41,9 +42,6 @@ struct CustomRule {
   std::string_view name() const { return reverse_only ? "custom_vjp" : "custom_jvp"; }
 };
 
-// Whether values are traced (or a trace is active): then a call of a
-// function with a custom rule is recorded with its rule.
-bool tracing(std::span<const nx::Tensor> values);
 // Applies a function with a custom rule: eagerly it is called; under a
 // differentiation its rule applies; a staging trace records it with the
 // program the rule traces.

@@ -42,6 +42,11 @@ class Staging {
   std::unique_ptr<State> state_;
 };
 
+// Whether values are traced, or a trace is active: then the templates that
+// run C++ directly when nothing traces (custom rules, remat, collect) trace
+// it into a program instead.
+bool tracing(std::span<const nx::Tensor> values);
+
 // Applies a scan of `step` (see ir/program.hpp for its inputs and outputs).
 std::vector<nx::Tensor> bind_scan(std::shared_ptr<const ir::Program> step, std::int64_t length, int carry_count,
                                   int xs_count, std::span<const nx::Tensor> inputs);
