@@ -104,10 +104,5 @@ void save_program(const Program& program, const std::filesystem::path& file) {
   if (!out) nx::ops::fail("rune::save_program", "cannot write " + file.string());
 }
 
-std::vector<nx::Tensor> run(const Program& program, const std::vector<nx::Tensor>& args) {
-  ir::check_arguments(program.ir(), args);
-  return ir::evaluate(program.ir(), args);
-}
-
 }  // namespace rune
 

@@ -1,18 +1,19 @@
 // rune::jit's work below the template: compiling a traced program (the
-// passes), executing it (the reference interpreter for now), donation and
+// passes, then bytecode), executing it (vm/executor.hpp), donation and
 // retrace reports.
 #include <cstdlib>
 #include <iostream>
 
-#include "ir/eval.hpp"
 #include "ir/passes/pipeline.hpp"
 #include "ops/concrete.hpp"
 #include "rune/detail/compiled.hpp"
+#include "vm/compile.hpp"
+#include "vm/executor.hpp"
 
 namespace rune::detail {
 
-std::shared_ptr<const ir::Program> compile(std::shared_ptr<const ir::Program> traced) {
-  return std::make_shared<ir::Program>(ir::simplify(*traced));
+std::shared_ptr<const vm::Code> compile(std::shared_ptr<const ir::Program> traced) {
+  return vm::compile(std::make_shared<ir::Program>(ir::simplify(*traced)));
 }
 
 namespace {
@@ -29,11 +30,12 @@ bool shares_input(const nx::detail::Storage* storage, const ir::Program& program
 }
 }  // namespace
 
-std::vector<nx::Tensor> execute(const ir::Program& program, std::span<const nx::Tensor> args,
+std::vector<nx::Tensor> execute(const vm::Code& code, std::span<const nx::Tensor> args,
                                 std::span<const nx::Tensor> captures) {
+  const ir::Program& program = *code.program;
   std::vector<nx::Tensor> in(args.begin(), args.end());
   in.insert(in.end(), captures.begin(), captures.end());
-  std::vector<nx::Tensor> out = ir::evaluate(program, in);
+  std::vector<nx::Tensor> out = vm::execute(code, in);
   for (nx::Tensor& t : out)
     if (t.impl()->storage && shares_input(t.impl()->storage.get(), program, args)) t = nx::ops::copy(t);
   for (const nx::Tensor& t : args)

@@ -10,6 +10,8 @@
 
 #include <rune/nx.hpp>
 
+#include "ops/concrete.hpp"
+
 namespace test {
 
 inline std::vector<double> values(const nx::Tensor& t) { return nx::to_vector<double>(t); }
@@ -19,6 +21,14 @@ inline std::uint64_t bits(double d) {
   std::uint64_t b;
   std::memcpy(&b, &d, sizeof b);
   return b;
+}
+
+// Same dtype, shape and element bytes (NaNs of equal payload are equal).
+inline bool same_bits(const nx::Tensor& a, const nx::Tensor& b) {
+  if (a.dtype() != b.dtype() || a.shape() != b.shape()) return false;
+  const nx::Tensor x = nx::ops::contiguous(a), y = nx::ops::contiguous(b);
+  return std::memcmp(nx::ops::base_address(*x.impl()), nx::ops::base_address(*y.impl()),
+                     std::size_t(x.numel()) * nx::size_of(x.dtype())) == 0;
 }
 
 // Creates a float64 tensor: f64({2, 2}, {1, 2, 3, 4}).

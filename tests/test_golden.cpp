@@ -1,5 +1,7 @@
 // Golden program texts: traces of small functions, before and after the
-// passes, compared with tests/golden/*.txt, and read back by the parser.
+// passes, compared with tests/golden/*.txt, and read back by the parser;
+// their bytecode listings (*.bytecode.txt), and their results on the VM
+// against the reference interpreter's, bit for bit.
 // RUNE_UPDATE_GOLDEN=1 rewrites the files from what the code prints now.
 #include <cstdlib>
 #include <fstream>
@@ -10,6 +12,10 @@
 #include "ir/passes/pipeline.hpp"
 #include "ir/text.hpp"
 #include "ir/verify.hpp"
+#include "ir/eval.hpp"
+#include "vm/compile.hpp"
+#include "vm/listing.hpp"
+#include "vm/machine.hpp"
 #include <rune/rune.hpp>
 
 using nx::Tensor;
@@ -122,18 +128,36 @@ TEST_CASE("every golden program reads back to an equal program") {
   }
 }
 
+std::vector<Tensor> arguments_of(const rune::ir::Program& p) {
+  std::vector<Tensor> args;
+  for (int v : p.params) {
+    const auto& t = p.types[std::size_t(v)];
+    args.push_back(nx::reshape(nx::arange(t.dtype, 0, double(nx::numel(t.shape))) * 0.25, t.shape));
+  }
+  return args;
+}
+
 TEST_CASE("a simplified program computes what the traced one does") {
   for (const Example& e : examples()) {
     INFO(e.name);
     rune::Program p = e.trace();
     rune::Program s(std::make_shared<rune::ir::Program>(rune::ir::simplify(p.ir())));
-    std::vector<Tensor> args;
-    for (int v : p.ir().params) {
-      const auto& t = p.ir().types[std::size_t(v)];
-      args.push_back(nx::reshape(nx::arange(t.dtype, 0, double(nx::numel(t.shape))) * 0.25, t.shape));
-    }
+    std::vector<Tensor> args = arguments_of(p.ir());
     std::vector<Tensor> a = rune::run(p, args), b = rune::run(s, args);
     REQUIRE(a.size() == b.size());
     for (std::size_t i = 0; i < a.size(); ++i) CHECK(nx::to_string(a[i]) == nx::to_string(b[i]));
+  }
+}
+
+TEST_CASE("golden programs compile to their golden bytecode, which gives the reference interpreter's bits") {
+  for (const Example& e : examples()) {
+    INFO(e.name);
+    auto simplified = std::make_shared<const rune::ir::Program>(rune::ir::simplify(e.trace().ir()));
+    auto code = rune::vm::compile(simplified);
+    golden(e.name + ".bytecode", rune::vm::listing(*code));
+    std::vector<Tensor> args = arguments_of(*simplified);
+    std::vector<Tensor> on_vm = rune::vm::run(*code, args), reference = rune::ir::evaluate(*simplified, args);
+    REQUIRE(on_vm.size() == reference.size());
+    for (std::size_t i = 0; i < on_vm.size(); ++i) CHECK(test::same_bits(on_vm[i], reference[i]));
   }
 }

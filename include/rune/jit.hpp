@@ -46,7 +46,7 @@ template <class F> class Compiled {
       exe = lookup(key);
       if (!exe) exe = trace<R>(key, &captures, args...);
     }
-    std::vector<nx::Tensor> out = detail::execute(*exe->program, in, captures);
+    std::vector<nx::Tensor> out = detail::execute(*exe->code, in, captures);
     return rebuild(*std::static_pointer_cast<const R>(exe->result_like), std::span<const nx::Tensor>(out));
   }
 
@@ -87,7 +87,7 @@ template <class F> class Compiled {
     std::tuple<decltype(stand_in(args))...> traced{stand_in(args)...};
     auto result = std::make_shared<R>(std::apply(f_, traced));
     auto exe = std::make_shared<detail::Executable>();
-    exe->program = detail::compile(staging.finish(result_leaves("rune::jit", *result)));
+    exe->code = detail::compile(staging.finish(result_leaves("rune::jit", *result)));
     exe->result_like = result;
     *captures = staging.captures();
     std::lock_guard lock(state_->mutex);

@@ -3,6 +3,7 @@
 #include <rune/jit.hpp>
 #include <rune/nx.hpp>
 
+#include "ir/eval.hpp"
 #include "ops/concrete.hpp"
 
 namespace gen {
@@ -13,6 +14,11 @@ using nx::Tensor;
 
 std::vector<Tensor> run_program(const Function&, const rune::Program& traced, const std::vector<Tensor>& args) {
   return rune::run(traced, args);
+}
+
+// The oracle of the VM (rune::run and rune::jit run on the VM).
+std::vector<Tensor> run_reference(const Function&, const rune::Program& traced, const std::vector<Tensor>& args) {
+  return rune::ir::evaluate(traced.ir(), args);
 }
 
 // A program loaded from its text runs as the traced one does.
@@ -70,6 +76,7 @@ std::vector<Tensor> run_restaged(const Function&, const rune::Program& traced, c
 
 const Executor list[] = {
     {"rune::run", run_program},
+    {"the reference interpreter", run_reference},
     {"rune::run of the parsed text", run_text, true},
     {"rune::jit", run_jit},
     {"rune::run on strided views of the arguments", run_strided},

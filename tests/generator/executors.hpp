@@ -1,6 +1,8 @@
 // The routes by which a generated function runs besides calling it eagerly;
-// each must give eager's bits. A later executor (the VM, machine code) joins
-// the comparison as one more entry of the list in executors.cpp.
+// each must give eager's bits: rune::run and rune::jit (the VM), the
+// reference interpreter (ir::evaluate), and their variations. A later
+// executor (machine code) joins the comparison as one more entry of the
+// list in executors.cpp.
 #pragma once
 
 #include <functional>

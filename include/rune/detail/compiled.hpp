@@ -13,21 +13,24 @@ namespace rune {
 namespace ir {
 struct Program;
 }
+namespace vm {
+struct Code;
+}
 
 namespace detail {
 
 // A traced function ready to run for one key.
 struct Executable {
-  std::shared_ptr<const ir::Program> program;
+  std::shared_ptr<const vm::Code> code;     // the program, simplified and compiled to bytecode
   std::shared_ptr<const void> result_like;  // the result's structure (its C++ type fixed by the key)
 };
 
-// The compiled form of a traced program (the passes run once).
-std::shared_ptr<const ir::Program> compile(std::shared_ptr<const ir::Program> traced);
-// Runs an executable's program on the argument leaves: donated storage is
-// taken when the call returns; results share no storage with the arguments
-// or the program's constants.
-std::vector<nx::Tensor> execute(const ir::Program& program, std::span<const nx::Tensor> args,
+// The compiled form of a traced program: the passes, then the bytecode.
+std::shared_ptr<const vm::Code> compile(std::shared_ptr<const ir::Program> traced);
+// Runs compiled code on the argument leaves: donated storage is taken when
+// the call returns; results share no storage with the arguments or the
+// program's constants.
+std::vector<nx::Tensor> execute(const vm::Code& code, std::span<const nx::Tensor> args,
                                 std::span<const nx::Tensor> captures);
 // With RUNE_JIT_DEBUG set to a nonzero integer, prints on stderr the first
 // difference of a new key from the latest call's.

@@ -1,0 +1,112 @@
+// Bytecode: what the compiler (compile.hpp) makes of a program and the
+// machine (machine.hpp) runs. The format is drawn in vm/README.md.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "ir/program.hpp"
+#include "ops/kernels/kernels.hpp"
+
+namespace rune::vm {
+
+enum class Op : std::uint8_t {
+#define OP(name, operands, meaning) name,
+#include "vm/opcodes.def"
+#undef OP
+};
+
+// A scalar register: one element of at most 8 bytes (a 0-d value).
+union Scalar {
+  double f64;
+  float f32;
+  std::int64_t i64;
+  unsigned char bytes[8];
+};
+
+// Where a value lives: a scalar register or a tensor register.
+struct Location {
+  bool scalar = false;
+  std::int32_t index = 0;
+  bool operator==(const Location&) const = default;
+};
+
+// The row loop a scalar instruction runs on one element (the eager
+// kernel's, so the bits are eager's).
+union RowLoop {
+  nx::ops::kernels::UnaryRow unary;
+  nx::ops::kernels::BinaryRow binary;
+  nx::ops::kernels::SelectRow select;
+};
+
+struct Instruction {
+  Op op{};
+  nx::DType dtype = nx::DType::float64;  // the operands' element type
+  nx::ops::Prim prim{};
+  std::int32_t dst = 0, a = 0, b = 0, c = 0;  // registers (see opcodes.def)
+  std::int32_t aux = 0;                       // index into calls, maps or scans
+  RowLoop row{};                              // unary, binary, select, convert
+};
+
+// An equation bound on tensor registers (call: a primitive, by its eager
+// rule; construct: by the construct table's eager rule).
+struct Call {
+  const ir::Equation* equation = nullptr;
+  std::vector<std::int32_t> inputs;    // tensor registers
+  std::vector<std::int32_t> outputs;   // tensor registers
+};
+
+// A fused elementwise kernel: `steps` computed over blocks of `size`
+// elements. Its slots are the values it reads and computes.
+struct MapKernel {
+  enum class Source : std::uint8_t {
+    tensor,    // t[reg], of the kernel's shape (made C-order when it is not)
+    element,   // t[reg], one element, broadcast
+    scalar,    // s[reg], broadcast
+    computed,  // a step's result: kept in a block buffer, or written to t[reg]
+  };
+  struct Slot {
+    Source source = Source::computed;
+    std::int32_t reg = -1;  // computed: the output register, -1 for a temporary
+    nx::DType dtype = nx::DType::float32;
+  };
+  struct Step {
+    nx::ops::Family family{};  // unary, binary, select or convert
+    nx::ops::Prim prim{};
+    std::int32_t out = 0;
+    std::int32_t in[3] = {0, 0, 0};
+    RowLoop row{};
+  };
+  nx::Shape shape;
+  std::int64_t size = 0;
+  std::vector<Slot> slots;
+  std::vector<Step> steps;
+};
+
+struct Code;
+
+// A scan: its step compiled, its inputs and outputs in the enclosing frame.
+struct ScanOp {
+  std::shared_ptr<const Code> step;
+  ir::ScanInfo info;
+  std::vector<Location> inputs;
+  std::vector<Location> outputs;
+  std::vector<nx::ops::TensorType> output_types;
+};
+
+struct Code {
+  std::shared_ptr<const ir::Program> program;  // owns the equations calls point to
+  std::vector<Instruction> instructions;
+  std::vector<Scalar> scalars;         // the scalar registers' initial contents (constants)
+  std::vector<nx::DType> scalar_types;
+  std::vector<nx::Tensor> tensors;     // the tensor registers' initial contents (constants)
+  std::vector<std::int32_t> scalar_values, tensor_values;  // the program value each register holds (-1: none)
+  std::vector<Location> constants;     // the registers holding constants
+  std::vector<Location> params, results;
+  std::vector<Call> calls;
+  std::vector<MapKernel> maps;
+  std::vector<ScanOp> scans;
+};
+
+}  // namespace rune::vm

@@ -1,0 +1,335 @@
+// The compiler. One walk over the equations in order:
+// - every value gets a home: a scalar register when it is 0-d and its
+//   elements fit 8 bytes, else a tensor register; constants are put in
+//   place once (the registers' initial contents);
+// - an elementwise primitive over scalar registers becomes one scalar
+//   instruction;
+// - elementwise primitives over tensors of one shape (their operands of
+//   that shape or of one element) gather into a map kernel, emitted when a
+//   later equation reads one of its values or an elementwise one of another
+//   shape comes (the equations in between read nothing of it, so they may
+//   run first); a kernel writes only the values read outside it;
+// - a scan compiles its step; every other equation calls its eager rule.
+#include "vm/compile.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ops/concrete.hpp"
+
+namespace rune::vm {
+namespace {
+
+using nx::ops::Family;
+using nx::ops::Prim;
+namespace kernels = nx::ops::kernels;
+
+Family family_of(const ir::Equation& eq) { return nx::ops::info(eq.prim).family; }
+
+bool elementwise(const ir::Equation& eq) {
+  if (eq.kind != ir::OpKind::primitive) return false;
+  const Family f = family_of(eq);
+  return f == Family::unary || f == Family::binary || f == Family::select || f == Family::convert;
+}
+
+class Compiler {
+ public:
+  Compiler(const ir::Program& program, Code& code) : p_(program), code_(code) {}
+
+  void run() {
+    place_values();
+    for (std::size_t i = 0; i < p_.equations.size(); ++i) add(i);
+    close_group();
+    for (int v : p_.params) code_.params.push_back(home_[std::size_t(v)]);
+    for (int v : p_.results) code_.results.push_back(home_[std::size_t(v)]);
+  }
+
+ private:
+  const ir::TensorType& type(int v) const { return p_.types[std::size_t(v)]; }
+  Location home(int v) const { return home_[std::size_t(v)]; }
+
+  std::int32_t new_scalar(int value, nx::DType dtype) {
+    code_.scalars.push_back(Scalar{});
+    code_.scalar_types.push_back(dtype);
+    code_.scalar_values.push_back(value);
+    return std::int32_t(code_.scalars.size() - 1);
+  }
+  std::int32_t new_tensor(int value) {
+    code_.tensors.emplace_back();
+    code_.tensor_values.push_back(value);
+    return std::int32_t(code_.tensors.size() - 1);
+  }
+
+  void place_values() {
+    users_.resize(p_.types.size());
+    read_outside_.assign(p_.types.size(), false);
+    for (int v : p_.results) read_outside_[std::size_t(v)] = true;
+    for (std::size_t v = 0; v < p_.types.size(); ++v) {
+      const ir::TensorType& t = p_.types[v];
+      if (t.shape.empty() && nx::size_of(t.dtype) <= sizeof(Scalar)) home_.push_back({true, new_scalar(int(v), t.dtype)});
+      else home_.push_back({false, new_tensor(int(v))});
+    }
+    for (std::size_t i = 0; i < p_.equations.size(); ++i) {
+      const ir::Equation& eq = p_.equations[i];
+      for (int v : eq.inputs) users_[std::size_t(v)].push_back(i);
+      if (eq.kind != ir::OpKind::constant) continue;
+      const Location at = home(eq.outputs[0]);
+      code_.constants.push_back(at);
+      if (at.scalar) {
+        std::memcpy(code_.scalars[std::size_t(at.index)].bytes, nx::ops::base_address(*eq.constant.impl()),
+                    nx::size_of(eq.constant.dtype()));
+        scalar_constants_[eq.outputs[0]] = {eq.constant, -1};
+      } else {
+        code_.tensors[std::size_t(at.index)] = eq.constant;
+      }
+    }
+  }
+
+  void add(std::size_t i) {
+    const ir::Equation& eq = p_.equations[i];
+    if (eq.kind == ir::OpKind::constant) return;
+    if (elementwise(eq) && scalar_operation(eq)) return emit_scalar(eq);
+    if (elementwise(eq) && !home(eq.outputs[0]).scalar && has_row(eq)) {
+      if (!group_.members.empty() && group_.shape != type(eq.outputs[0]).shape) close_group();
+      if (joins_group(eq)) {
+        if (group_.members.empty()) group_.shape = type(eq.outputs[0]).shape;
+        group_.members.push_back(i);
+        group_.values.insert(eq.outputs[0]);
+        return;
+      }
+    }
+    for (int v : eq.inputs)
+      if (group_.values.count(v)) {
+        close_group();
+        break;
+      }
+    emit_equation(eq);
+  }
+
+  // ---- scalar instructions
+  bool scalar_operation(const ir::Equation& eq) const {
+    if (!home(eq.outputs[0]).scalar) return false;
+    for (int v : eq.inputs)
+      if (!home(v).scalar) return false;
+    return eq.prim == Prim::stop_gradient || has_row(eq);
+  }
+
+  bool has_row(const ir::Equation& eq) const {
+    const RowLoop row = row_of(eq);
+    switch (family_of(eq)) {
+      case Family::binary: return row.binary != nullptr;
+      case Family::select: return row.select != nullptr;
+      default: return row.unary != nullptr;
+    }
+  }
+
+  // The eager kernels' row loop for an elementwise equation (null: none).
+  RowLoop row_of(const ir::Equation& eq) const {
+    const kernels::Table& K = kernels::table();
+    const int d = int(type(eq.inputs[family_of(eq) == Family::select ? 1 : 0]).dtype);
+    RowLoop row{};
+    switch (family_of(eq)) {
+      case Family::unary:
+        if (eq.prim == Prim::stop_gradient) row.unary = K.convert[d][d];  // a copy
+        else row.unary = K.unary[int(eq.prim)][d];
+        break;
+      case Family::binary: row.binary = K.binary[int(eq.prim)][d]; break;
+      case Family::select: row.select = K.select[d]; break;
+      default: row.unary = K.convert[d][int(eq.params.dtype)]; break;
+    }
+    return row;
+  }
+
+  // The opcode computing p inline on float64 or float32 (IEEE arithmetic:
+  // the bits of the eager kernels, which compute the same expression).
+  static std::optional<Op> inline_op(Prim p, nx::DType d) {
+    const bool f64 = d == nx::DType::float64;
+    if (!f64 && d != nx::DType::float32) return std::nullopt;
+    switch (p) {
+      case Prim::add: return f64 ? Op::add_f64 : Op::add_f32;
+      case Prim::sub: return f64 ? Op::sub_f64 : Op::sub_f32;
+      case Prim::mul: return f64 ? Op::mul_f64 : Op::mul_f32;
+      case Prim::div: return f64 ? Op::div_f64 : Op::div_f32;
+      case Prim::neg: return f64 ? Op::neg_f64 : Op::neg_f32;
+      default: return std::nullopt;
+    }
+  }
+
+  void emit_scalar(const ir::Equation& eq) {
+    const Family f = family_of(eq);
+    const nx::DType from = type(eq.inputs[f == Family::select ? 1 : 0]).dtype;
+    // The identity (detach, a conversion to the same type): the result is its operand.
+    if (eq.prim == Prim::stop_gradient || (f == Family::convert && eq.params.dtype == from)) {
+      home_[std::size_t(eq.outputs[0])] = home(eq.inputs[0]);
+      return;
+    }
+    Instruction in;
+    in.prim = eq.prim;
+    in.dtype = from;
+    in.dst = home(eq.outputs[0]).index;
+    in.a = home(eq.inputs[0]).index;
+    if (eq.inputs.size() > 1) in.b = home(eq.inputs[1]).index;
+    if (eq.inputs.size() > 2) in.c = home(eq.inputs[2]).index;
+    in.row = row_of(eq);
+    switch (f) {
+      case Family::unary: in.op = inline_op(eq.prim, from).value_or(Op::unary); break;
+      case Family::binary: in.op = inline_op(eq.prim, from).value_or(Op::binary); break;
+      case Family::select: in.op = Op::select; break;
+      default: in.op = Op::convert; break;
+    }
+    code_.instructions.push_back(in);
+  }
+
+  // ---- map kernels
+  struct Group {
+    nx::Shape shape;
+    std::vector<std::size_t> members;
+    std::unordered_set<int> values;
+  };
+
+  bool joins_group(const ir::Equation& eq) const {
+    const nx::Shape& shape = type(eq.outputs[0]).shape;
+    for (int v : eq.inputs) {
+      if (group_.values.count(v) || home(v).scalar) continue;
+      if (type(v).shape != shape && nx::numel(type(v).shape) != 1) return false;
+    }
+    return true;
+  }
+
+  void close_group() {
+    std::vector<std::size_t> members;
+    members.swap(group_.members);
+    std::unordered_set<int> values;
+    values.swap(group_.values);
+    if (members.empty()) return;
+    if (members.size() == 1) return emit_equation(p_.equations[members[0]]);  // eager's own loop is as good
+    const std::unordered_set<std::size_t> in_group(members.begin(), members.end());
+    MapKernel m;
+    m.shape = group_.shape;
+    m.size = nx::numel(m.shape);
+    std::unordered_map<int, std::int32_t> slot_of;
+    auto slot = [&](int v) {
+      auto found = slot_of.find(v);
+      if (found != slot_of.end()) return found->second;
+      MapKernel::Slot s;
+      s.dtype = type(v).dtype;
+      s.reg = home(v).index;
+      s.source = home(v).scalar               ? MapKernel::Source::scalar
+                 : type(v).shape == m.shape   ? MapKernel::Source::tensor
+                                              : MapKernel::Source::element;
+      m.slots.push_back(s);
+      return slot_of[v] = std::int32_t(m.slots.size() - 1);
+    };
+    for (std::size_t i : members) {
+      const ir::Equation& eq = p_.equations[i];
+      MapKernel::Step step;
+      step.family = eq.prim == Prim::stop_gradient ? Family::convert : family_of(eq);
+      step.prim = eq.prim;
+      step.row = row_of(eq);
+      for (std::size_t k = 0; k < eq.inputs.size(); ++k) step.in[k] = slot(eq.inputs[k]);
+      const int v = eq.outputs[0];
+      bool read_outside = read_outside_[std::size_t(v)];
+      for (std::size_t user : users_[std::size_t(v)]) read_outside = read_outside || !in_group.count(user);
+      m.slots.push_back({MapKernel::Source::computed, read_outside ? home(v).index : -1, type(v).dtype});
+      step.out = slot_of[v] = std::int32_t(m.slots.size() - 1);
+      m.steps.push_back(step);
+    }
+    code_.maps.push_back(std::move(m));
+    Instruction in;
+    in.op = Op::map;
+    in.aux = std::int32_t(code_.maps.size() - 1);
+    code_.instructions.push_back(in);
+  }
+
+  // ---- everything else: eager rules on tensor registers, scans
+  // The register holding v as a tensor: a scalar register is boxed by an
+  // instruction, a scalar constant once, here.
+  std::int32_t tensor_register(int v) {
+    if (!home(v).scalar) return home(v).index;
+    if (auto constant = scalar_constants_.find(v); constant != scalar_constants_.end()) {
+      if (constant->second.boxed < 0) {
+        constant->second.boxed = new_tensor(v);
+        code_.tensors[std::size_t(constant->second.boxed)] = constant->second.value;
+        code_.constants.push_back({false, constant->second.boxed});
+      }
+      return constant->second.boxed;
+    }
+    Instruction in;
+    in.op = Op::box;
+    in.dtype = type(v).dtype;
+    in.dst = new_tensor(-1);
+    in.a = home(v).index;
+    code_.instructions.push_back(in);
+    return in.dst;
+  }
+
+  void emit_equation(const ir::Equation& eq) {
+    if (eq.kind == ir::OpKind::scan) return emit_scan(eq);
+    Call call;
+    call.equation = &eq;
+    for (int v : eq.inputs) call.inputs.push_back(tensor_register(v));
+    std::vector<Instruction> loads;
+    for (int v : eq.outputs) {
+      if (!home(v).scalar) {
+        call.outputs.push_back(home(v).index);
+        continue;
+      }
+      Instruction load;
+      load.op = Op::load;
+      load.dtype = type(v).dtype;
+      load.dst = home(v).index;
+      load.a = new_tensor(-1);
+      call.outputs.push_back(load.a);
+      loads.push_back(load);
+    }
+    code_.calls.push_back(std::move(call));
+    Instruction in;
+    in.op = eq.kind == ir::OpKind::primitive ? Op::call : Op::construct;
+    if (eq.kind == ir::OpKind::primitive) in.prim = eq.prim;
+    in.aux = std::int32_t(code_.calls.size() - 1);
+    code_.instructions.push_back(in);
+    code_.instructions.insert(code_.instructions.end(), loads.begin(), loads.end());
+  }
+
+  void emit_scan(const ir::Equation& eq) {
+    ScanOp scan;
+    scan.step = compile(eq.programs[0]);
+    scan.info = std::get<ir::ScanInfo>(eq.info);
+    for (int v : eq.inputs) scan.inputs.push_back(home(v));
+    for (int v : eq.outputs) {
+      scan.outputs.push_back(home(v));
+      scan.output_types.push_back(type(v));
+    }
+    code_.scans.push_back(std::move(scan));
+    Instruction in;
+    in.op = Op::scan;
+    in.aux = std::int32_t(code_.scans.size() - 1);
+    code_.instructions.push_back(in);
+  }
+
+  const ir::Program& p_;
+  Code& code_;
+  std::vector<Location> home_;
+  std::vector<std::vector<std::size_t>> users_;  // the equations reading each value
+  std::vector<bool> read_outside_;               // results: read by the caller
+  struct ScalarConstant {
+    nx::Tensor value;
+    std::int32_t boxed;  // the tensor register holding it, -1 until one is needed
+  };
+  std::unordered_map<int, ScalarConstant> scalar_constants_;
+  Group group_;
+};
+
+}  // namespace
+
+std::shared_ptr<const Code> compile(std::shared_ptr<const ir::Program> program) {
+  auto code = std::make_shared<Code>();
+  code->program = std::move(program);
+  Compiler(*code->program, *code).run();
+  return code;
+}
+
+}  // namespace rune::vm

@@ -1,0 +1,22 @@
+// Which executor runs a program on concrete values: the VM, or the
+// reference interpreter (ir::evaluate) when the environment variable
+// RUNE_EXECUTOR is `reference` (read once). The tests run programs on both
+// and compare the bits.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "vm/code.hpp"
+
+namespace rune::vm {
+
+bool reference_selected();
+
+// The program's results for args. `code` is the program compiled. The VM
+// runs it when every argument is concrete and no trace is active; the
+// reference interpreter otherwise, binding each equation, so an enclosing
+// trace (grad, vmap, jit) sees the program's equations.
+std::vector<nx::Tensor> execute(const Code& code, std::span<const nx::Tensor> args);
+
+}  // namespace rune::vm

@@ -1,0 +1,166 @@
+#include "vm/listing.hpp"
+
+#include <algorithm>
+#include <sstream>
+#include <string_view>
+
+#include "ir/eval.hpp"
+#include "rune/nx.hpp"
+
+namespace rune::vm {
+
+namespace {
+
+constexpr const char* names[] = {
+#define OP(name, operands, meaning) #name,
+#include "vm/opcodes.def"
+#undef OP
+};
+// The scalar operands an opcode reads: the words after "dst" in its row.
+constexpr std::string_view operands[] = {
+#define OP(name, operands, meaning) operands,
+#include "vm/opcodes.def"
+#undef OP
+};
+int scalar_operands(Op op) { return int(std::count(operands[int(op)].begin(), operands[int(op)].end(), ' ')); }
+
+std::string reg(Location at) {
+  std::string name(1, at.scalar ? 's' : 't');
+  return name += std::to_string(at.index);
+}
+std::string sreg(std::int32_t i) { return reg({true, i}); }
+std::string treg(std::int32_t i) { return reg({false, i}); }
+
+std::string joined(const std::vector<Location>& at) {
+  std::string out;
+  for (Location l : at) out += (out.empty() ? "" : " ") + reg(l);
+  return out;
+}
+std::string joined(const std::vector<std::int32_t>& tensors) {
+  std::string out;
+  for (std::int32_t t : tensors) out += (out.empty() ? "" : " ") + treg(t);
+  return out;
+}
+
+// Every register an instruction writes.
+std::vector<Location> written(const Code& code, const Instruction& in) {
+  switch (in.op) {
+    case Op::box: return {{false, in.dst}};
+    case Op::call:
+    case Op::construct: {
+      std::vector<Location> out;
+      for (std::int32_t t : code.calls[std::size_t(in.aux)].outputs) out.push_back({false, t});
+      return out;
+    }
+    case Op::map: {
+      std::vector<Location> out;
+      for (const MapKernel::Slot& s : code.maps[std::size_t(in.aux)].slots)
+        if (s.source == MapKernel::Source::computed && s.reg >= 0) out.push_back({false, s.reg});
+      return out;
+    }
+    case Op::scan: return code.scans[std::size_t(in.aux)].outputs;
+    default: return {{true, in.dst}};
+  }
+}
+
+std::string indented(const std::string& text, const std::string& by) {
+  std::string out;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) out += by + line + '\n';
+  return out;
+}
+
+std::string slot_name(const MapKernel& m, std::int32_t k) {
+  const MapKernel::Slot& s = m.slots[std::size_t(k)];
+  switch (s.source) {
+    case MapKernel::Source::scalar: return sreg(s.reg);
+    case MapKernel::Source::tensor:
+    case MapKernel::Source::element: return treg(s.reg);
+    case MapKernel::Source::computed: return s.reg >= 0 ? treg(s.reg) : "m" + std::to_string(k);
+  }
+  return "";
+}
+
+std::string map_text(const MapKernel& m) {
+  std::string out;
+  for (const MapKernel::Step& s : m.steps) {
+    const int arity = nx::ops::info(s.prim).arity;
+    out += "  " + slot_name(m, s.out) + " = " + std::string(nx::ops::info(s.prim).name);
+    if (s.family == nx::ops::Family::convert && s.prim == nx::ops::Prim::convert)
+      out += " to " + std::string(nx::name(m.slots[std::size_t(s.out)].dtype));
+    for (int k = 0; k < arity; ++k) out += " " + slot_name(m, s.in[k]);
+    out += '\n';
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string instruction_text(const Code& code, const Instruction& in) {
+  std::string name = names[int(in.op)];
+  name.resize(std::max<std::size_t>(name.size(), 10), ' ');
+  std::string out = name + " ";
+  switch (in.op) {
+    case Op::call:
+    case Op::construct: {
+      const Call& c = code.calls[std::size_t(in.aux)];
+      const std::string what = in.op == Op::call ? std::string(nx::ops::info(c.equation->prim).name)
+                                                 : std::string(ir::entry_point(*c.equation));
+      return out + joined(c.outputs) + " = " + what + (c.inputs.empty() ? "" : " " + joined(c.inputs));
+    }
+    case Op::map: return out + joined(written(code, in)) + " = map " + std::to_string(in.aux);
+    case Op::scan: {
+      const ScanOp& s = code.scans[std::size_t(in.aux)];
+      return out + joined(s.outputs) + " = scan " + std::to_string(in.aux) + " " + joined(s.inputs);
+    }
+    case Op::box: return out + treg(in.dst) + " = " + sreg(in.a);
+    case Op::load: return out + sreg(in.dst) + " = " + treg(in.a);
+    case Op::unary:
+    case Op::binary: out += sreg(in.dst) + " = " + std::string(nx::ops::info(in.prim).name); break;
+    case Op::convert: out += sreg(in.dst) + " = convert to " + std::string(nx::name(code.scalar_types[std::size_t(in.dst)])); break;
+    default: out += sreg(in.dst) + " ="; break;
+  }
+  const std::int32_t read[] = {in.a, in.b, in.c};
+  for (int k = 0; k < scalar_operands(in.op); ++k) out += " " + sreg(read[k]);
+  return out;
+}
+
+std::string register_text(const Code& code, const Frame& frame, Location at) {
+  const nx::Tensor value = read(code, frame, at);
+  if (!value.defined()) return reg(at) + " = (unset)";
+  if (value.numel() <= 8) return reg(at) + " = " + nx::to_string(value);  // small: its elements too
+  return reg(at) + " = " + std::string(nx::name(value.dtype())) + " " + nx::to_string(value.shape());
+}
+
+std::string trace_line(const Code& code, const Instruction& in, const Frame& frame) {
+  std::string out = instruction_text(code, in);
+  for (Location at : written(code, in)) out += "  ; " + register_text(code, frame, at);
+  return out;
+}
+
+std::string listing(const Code& code) {
+  std::string out = "bytecode: " + std::to_string(code.scalars.size()) + " scalar registers, " +
+                    std::to_string(code.tensors.size()) + " tensor registers\n";
+  out += "  params  " + joined(code.params) + "\n  results " + joined(code.results) + "\n";
+  Frame initial(code);
+  for (Location at : code.constants) out += "  const   " + register_text(code, initial, at) + "\n";
+  for (std::size_t pc = 0; pc < code.instructions.size(); ++pc) {
+    std::string at = std::to_string(pc);
+    at.insert(0, at.size() < 4 ? 4 - at.size() : 0, ' ');
+    out += at + "  " + instruction_text(code, code.instructions[pc]) + "\n";
+  }
+  for (std::size_t k = 0; k < code.maps.size(); ++k) {
+    const MapKernel& m = code.maps[k];
+    out += "map " + std::to_string(k) + ": " + nx::to_string(m.shape) + ", " + std::to_string(m.steps.size()) +
+           " steps\n" + map_text(m);
+  }
+  for (std::size_t k = 0; k < code.scans.size(); ++k) {
+    const ScanOp& s = code.scans[k];
+    out += "scan " + std::to_string(k) + ": " + std::to_string(s.info.length) + " rows, carry " +
+           std::to_string(s.info.carry_count) + ", xs " + std::to_string(s.info.xs_count) + "; its step:\n" +
+           indented(listing(*s.step), "  ");
+  }
+  return out;
+}
+
+}  // namespace rune::vm

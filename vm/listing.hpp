@@ -1,0 +1,24 @@
+// Bytecode as text: the listing of a code (rune-repl's `bytecode`,
+// docs/vm.md) and the line the instruction trace prints.
+#pragma once
+
+#include <string>
+
+#include "vm/machine.hpp"
+
+namespace rune::vm {
+
+// The whole code: its registers' use, its instructions, then its map
+// kernels and the steps of its scans, indented.
+std::string listing(const Code& code);
+
+// One instruction: "mul_f64   s5 = s3 s4".
+std::string instruction_text(const Code& code, const Instruction& in);
+
+// The instruction and what it wrote, as the trace prints it.
+std::string trace_line(const Code& code, const Instruction& in, const Frame& frame);
+
+// A register's name and contents: "s5 = 2.5", "t2 = float32 [3]".
+std::string register_text(const Code& code, const Frame& frame, Location at);
+
+}  // namespace rune::vm

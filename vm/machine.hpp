@@ -1,0 +1,34 @@
+// The machine: runs bytecode (code.hpp) in frames.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "vm/code.hpp"
+
+namespace rune::vm {
+
+// The registers of one run of a code. Every call runs in a frame of its
+// own, so several threads may run one code at once.
+struct Frame {
+  explicit Frame(const Code& code) : scalars(code.scalars), tensors(code.tensors) {}
+  std::vector<Scalar> scalars;
+  std::vector<nx::Tensor> tensors;
+};
+
+// Runs the instructions on a frame whose parameters are in place.
+void execute(const Code& code, Frame& frame);
+
+// The code's results for `args` (concrete, one per parameter, of its types).
+std::vector<nx::Tensor> run(const Code& code, std::span<const nx::Tensor> args);
+
+// One map kernel on a frame's registers (map_kernel.cpp).
+void run_map(const MapKernel& map, Frame& frame);
+
+// The value at `at` as a tensor (a scalar register boxed in a fresh 0-d
+// tensor), and a value put at `at` (a tensor's one element read into a
+// scalar register).
+nx::Tensor read(const Code& code, const Frame& frame, Location at);
+void write(Frame& frame, Location at, const nx::Tensor& value);
+
+}  // namespace rune::vm
