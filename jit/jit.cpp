@@ -21,23 +21,27 @@ namespace {
 // a donated argument, and donating a result must leave the arguments
 // readable) and the program's constants' (donating a result must leave the
 // program whole).
-bool shares_input(const nx::detail::Storage* storage, const ir::Program& program, std::span<const nx::Tensor> args) {
+bool shares_input(const nx::detail::Storage* storage, const vm::Code& code, std::span<const nx::Tensor> args) {
   for (const nx::Tensor& t : args)
     if (t.impl()->storage.get() == storage) return true;
-  for (const ir::Equation& eq : program.equations)
-    if (eq.kind == ir::OpKind::constant && eq.constant.impl()->storage.get() == storage) return true;
+  for (const nx::Tensor& t : code.constant_values)
+    if (t.impl()->storage.get() == storage) return true;
   return false;
 }
 }  // namespace
 
 std::vector<nx::Tensor> execute(const vm::Code& code, std::span<const nx::Tensor> args,
                                 std::span<const nx::Tensor> captures) {
-  const ir::Program& program = *code.program;
-  std::vector<nx::Tensor> in(args.begin(), args.end());
-  in.insert(in.end(), captures.begin(), captures.end());
-  std::vector<nx::Tensor> out = vm::execute(code, in);
+  std::vector<nx::Tensor> out;
+  if (captures.empty()) {
+    out = vm::execute(code, args);
+  } else {
+    std::vector<nx::Tensor> in(args.begin(), args.end());
+    in.insert(in.end(), captures.begin(), captures.end());
+    out = vm::execute(code, in);
+  }
   for (nx::Tensor& t : out)
-    if (t.impl()->storage && shares_input(t.impl()->storage.get(), program, args)) t = nx::ops::copy(t);
+    if (t.impl()->storage && shares_input(t.impl()->storage.get(), code, args)) t = nx::ops::copy(t);
   for (const nx::Tensor& t : args)
     if (t.impl()->donated_to_call && t.impl()->storage) t.impl()->storage->donated.store(true);
   return out;

@@ -78,6 +78,7 @@ class Compiler {
       if (eq.kind != ir::OpKind::constant) continue;
       const Location at = home(eq.outputs[0]);
       code_.constants.push_back(at);
+      code_.constant_values.push_back(eq.constant);
       if (at.scalar) {
         std::memcpy(code_.scalars[std::size_t(at.index)].bytes, nx::ops::base_address(*eq.constant.impl()),
                     nx::size_of(eq.constant.dtype()));

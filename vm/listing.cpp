@@ -33,12 +33,12 @@ std::string treg(std::int32_t i) { return reg({false, i}); }
 
 std::string joined(const std::vector<Location>& at) {
   std::string out;
-  for (Location l : at) out += (out.empty() ? "" : " ") + reg(l);
+  for (Location l : at) out.append(out.empty() ? "" : " ").append(reg(l));
   return out;
 }
 std::string joined(const std::vector<std::int32_t>& tensors) {
   std::string out;
-  for (std::int32_t t : tensors) out += (out.empty() ? "" : " ") + treg(t);
+  for (std::int32_t t : tensors) out.append(out.empty() ? "" : " ").append(treg(t));
   return out;
 }
 
@@ -76,7 +76,7 @@ std::string slot_name(const MapKernel& m, std::int32_t k) {
     case MapKernel::Source::scalar: return sreg(s.reg);
     case MapKernel::Source::tensor:
     case MapKernel::Source::element: return treg(s.reg);
-    case MapKernel::Source::computed: return s.reg >= 0 ? treg(s.reg) : "m" + std::to_string(k);
+    case MapKernel::Source::computed: return s.reg >= 0 ? treg(s.reg) : std::string("m").append(std::to_string(k));
   }
   return "";
 }
@@ -88,7 +88,7 @@ std::string map_text(const MapKernel& m) {
     out += "  " + slot_name(m, s.out) + " = " + std::string(nx::ops::info(s.prim).name);
     if (s.family == nx::ops::Family::convert && s.prim == nx::ops::Prim::convert)
       out += " to " + std::string(nx::name(m.slots[std::size_t(s.out)].dtype));
-    for (int k = 0; k < arity; ++k) out += " " + slot_name(m, s.in[k]);
+    for (int k = 0; k < arity; ++k) out.append(" ").append(slot_name(m, s.in[k]));
     out += '\n';
   }
   return out;
@@ -106,7 +106,8 @@ std::string instruction_text(const Code& code, const Instruction& in) {
       const Call& c = code.calls[std::size_t(in.aux)];
       const std::string what = in.op == Op::call ? std::string(nx::ops::info(c.equation->prim).name)
                                                  : std::string(ir::entry_point(*c.equation));
-      return out + joined(c.outputs) + " = " + what + (c.inputs.empty() ? "" : " " + joined(c.inputs));
+      out += joined(c.outputs) + " = " + what;
+      return c.inputs.empty() ? out : out.append(" ").append(joined(c.inputs));
     }
     case Op::map: return out + joined(written(code, in)) + " = map " + std::to_string(in.aux);
     case Op::scan: {
@@ -121,7 +122,7 @@ std::string instruction_text(const Code& code, const Instruction& in) {
     default: out += sreg(in.dst) + " ="; break;
   }
   const std::int32_t read[] = {in.a, in.b, in.c};
-  for (int k = 0; k < scalar_operands(in.op); ++k) out += " " + sreg(read[k]);
+  for (int k = 0; k < scalar_operands(in.op); ++k) out.append(" ").append(sreg(read[k]));
   return out;
 }
 

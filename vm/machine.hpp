@@ -4,6 +4,8 @@
 #include <span>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 #include "vm/code.hpp"
 
 namespace rune::vm {
@@ -11,9 +13,11 @@ namespace rune::vm {
 // The registers of one run of a code. Every call runs in a frame of its
 // own, so several threads may run one code at once.
 struct Frame {
-  explicit Frame(const Code& code) : scalars(code.scalars), tensors(code.tensors) {}
-  std::vector<Scalar> scalars;
-  std::vector<nx::Tensor> tensors;
+  explicit Frame(const Code& code)
+      : scalars(code.scalars.begin(), code.scalars.end()), tensors(code.tensors.begin(), code.tensors.end()) {}
+  // (a small code's registers live in the frame itself: no allocation)
+  boost::container::small_vector<Scalar, 32> scalars;
+  boost::container::small_vector<nx::Tensor, 16> tensors;
 };
 
 // Runs the instructions on a frame whose parameters are in place.
@@ -24,6 +28,8 @@ std::vector<nx::Tensor> run(const Code& code, std::span<const nx::Tensor> args);
 
 // One map kernel on a frame's registers (map_kernel.cpp).
 void run_map(const MapKernel& map, Frame& frame);
+// One scan: its step's code run per row in a frame of its own (scan.cpp).
+void run_scan(const ScanOp& scan, Frame& frame);
 
 // The value at `at` as a tensor (a scalar register boxed in a fresh 0-d
 // tensor), and a value put at `at` (a tensor's one element read into a
