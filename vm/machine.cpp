@@ -40,15 +40,15 @@ void run_call(const Call& call, Frame& f) {
 
 // Threaded dispatch (labels as values, of GCC and Clang): each
 // instruction's code ends by jumping to the next one's.
-template <bool Trace> void dispatch(const Code& code, Frame& f) {
+template <bool Trace> void dispatch(const Code& code, Frame& f, std::size_t first, std::size_t last) {
   static const void* const labels[] = {
 #define OP(name, operands, meaning) &&op_##name,
 #include "vm/opcodes.def"
 #undef OP
   };
   Scalar* s = f.scalars.data();
-  const Instruction* in = code.instructions.data();
-  const Instruction* const end = in + code.instructions.size();
+  const Instruction* in = code.instructions.data() + first;
+  const Instruction* const end = code.instructions.data() + last;
 #define NEXT                                                                     \
   if constexpr (Trace) std::cerr << "vm: " << trace_line(code, *in, f) << '\n'; \
   if (++in == end) return;                                                       \
@@ -96,22 +96,32 @@ void write(Frame& f, Location at, const nx::Tensor& value) {
   std::memcpy(f.scalars[std::size_t(at.index)].bytes, nx::ops::base_address(*value.impl()), nx::size_of(value.dtype()));
 }
 
-void execute(const Code& code, Frame& frame) {
-  if (tracing) dispatch<true>(code, frame);
-  else dispatch<false>(code, frame);
+void execute(const Code& code, Frame& frame) { execute(code, frame, 0, code.instructions.size()); }
+
+void execute(const Code& code, Frame& frame, std::size_t first, std::size_t last) {
+  if (tracing) dispatch<true>(code, frame, first, last);
+  else dispatch<false>(code, frame, first, last);
 }
 
-std::vector<nx::Tensor> run(const Code& code, std::span<const nx::Tensor> args) {
+Frame start(const Code& code, std::span<const nx::Tensor> args) {
   for (const nx::Tensor& t : args)
     if (t.impl()->storage->donated.load(std::memory_order_relaxed)) (void)nx::ops::elements_of(t, "rune::jit");
   Frame frame(code);
   for (std::size_t k = 0; k < args.size(); ++k) write(frame, code.params[k], args[k]);
+  return frame;
+}
+
+std::vector<nx::Tensor> results(const Code& code, const Frame& frame) {
+  std::vector<nx::Tensor> out;
+  out.reserve(code.results.size());
+  for (Location at : code.results) out.push_back(read(code, frame, at));
+  return out;
+}
+
+std::vector<nx::Tensor> run(const Code& code, std::span<const nx::Tensor> args) {
+  Frame frame = start(code, args);
   execute(code, frame);
-  std::vector<nx::Tensor> results;
-  results.reserve(code.results.size());
-  for (Location at : code.results)
-    results.push_back(read(code, frame, at));
-  return results;
+  return results(code, frame);
 }
 
 }  // namespace rune::vm

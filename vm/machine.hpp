@@ -20,11 +20,18 @@ struct Frame {
   boost::container::small_vector<nx::Tensor, 16> tensors;
 };
 
-// Runs the instructions on a frame whose parameters are in place.
-void execute(const Code& code, Frame& frame);
-
-// The code's results for `args` (concrete, one per parameter, of its types).
+// The code's results for `args` (concrete, one per parameter, of its types):
+// start, execute, results.
 std::vector<nx::Tensor> run(const Code& code, std::span<const nx::Tensor> args);
+
+// A frame with `args` in the parameters' registers.
+Frame start(const Code& code, std::span<const nx::Tensor> args);
+// Runs the instructions on a frame whose parameters are in place: all of
+// them, or those in [first, last) (a debugger steps one at a time).
+void execute(const Code& code, Frame& frame);
+void execute(const Code& code, Frame& frame, std::size_t first, std::size_t last);
+// The values of the code's results in a frame that ran it.
+std::vector<nx::Tensor> results(const Code& code, const Frame& frame);
 
 // One map kernel on a frame's registers (map_kernel.cpp).
 void run_map(const MapKernel& map, Frame& frame);
