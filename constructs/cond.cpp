@@ -128,6 +128,7 @@ const ir::ConstructRules cond_rules = [] {
   r.text = ir::TextForm{"cond", "", {"index", "operands"}, {"branch"}, true};
   r.output_types = output_types;
   r.eager = eager;
+  r.lowering = ir::Lowering::cond;
   r.jvp = cond_jvp;
   r.transpose = cond_transpose;
   r.batch = cond_batched;

@@ -94,6 +94,7 @@ const ir::ConstructRules custom_rules = [] {
   r.entry_point = "rune::custom_jvp",  // (rune::custom_vjp for one: ir::entry_point);
   r.output_types = output_types;
   r.eager = eager;
+  r.lowering = ir::Lowering::body;
   r.record = record;
   r.jvp = jvp;
   return r;

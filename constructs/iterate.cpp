@@ -233,6 +233,7 @@ const ir::ConstructRules iterate_rules = [] {
   r.text = ir::TextForm{"iterate", "steps", {"init", "until_captures", "step_captures"}, {"until", "step"}};
   r.output_types = output_types;
   r.eager = eager;
+  r.lowering = ir::Lowering::iterate;
   r.jvp = jvp;
   r.batch = iterate_batched;
   r.count = [](const ir::Equation& eq) { return std::get<ir::IterateInfo>(eq.info).max; };

@@ -138,6 +138,7 @@ const ir::ConstructRules remat_rules = [] {
   r.text = ir::TextForm{"remat", "", {"operands"}, {"body"}};
   r.output_types = output_types;
   r.eager = eager;
+  r.lowering = ir::Lowering::body;
   r.jvp = jvp;
   r.batch = batched;
   r.group_sizes = [](const ir::Equation&, std::size_t inputs) { return std::vector<int>{int(inputs)}; };

@@ -166,6 +166,7 @@ const ir::ConstructRules scan_rules = [] {
   r.text = ir::TextForm{"scan", "rows", {"init", "xs", "captures"}, {"step"}};
   r.output_types = output_types;
   r.eager = eager;
+  r.lowering = ir::Lowering::scan;
   r.jvp = scan_jvp;
   r.transpose = scan_transpose;
   r.batch = scan_batched;

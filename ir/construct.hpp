@@ -9,6 +9,7 @@
 // them (docs/design.md, "The construct table").
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
@@ -69,6 +70,17 @@ class Stepping {
   virtual std::vector<nx::Tensor> outputs(std::span<const nx::Tensor> last_results) const = 0;
 };
 
+// How the VM runs a construct (vm/compile.cpp): its sub-programs compiled
+// to bytecode and run by an instruction of the construct's kind, or its
+// eager rule called on tensors.
+enum class Lowering : std::uint8_t {
+  eager,    // the eager rule (C++ code, and what needs the rule's own state)
+  body,     // programs[0] on the inputs: the construct's value is its body's
+  scan,     // the scan loop over its step
+  cond,     // the branch that inputs[0] chooses, on the other inputs
+  iterate,  // until and step in turn, as the eager rule runs them
+};
+
 struct ConstructRules {
   std::string_view entry_point;  // the user's function, first in errors: "rune::scan"
   bool effect = false;           // runs once per execution; passes keep it
@@ -83,6 +95,7 @@ struct ConstructRules {
   std::vector<TensorType> (*output_types)(const Equation&, std::span<const TensorType>) = nullptr;
   // Computed on concrete inputs.
   std::vector<nx::Tensor> (*eager)(const Equation&, std::span<const nx::Tensor>) = nullptr;
+  Lowering lowering = Lowering::eager;
   // Before a staging trace records it: completes the equation (a custom
   // function traces its program; its captures join the inputs).
   void (*record)(Equation&, std::vector<nx::Tensor>& inputs) = nullptr;

@@ -95,6 +95,15 @@ struct ScanOp {
   std::vector<nx::ops::TensorType> output_types;
 };
 
+// A construct run by sub-codes (body, cond, iterate): `codes` are its
+// programs compiled, in order.
+struct Invoke {
+  const ir::Equation* equation = nullptr;
+  std::vector<std::shared_ptr<const Code>> codes;
+  std::vector<Location> inputs;
+  std::vector<Location> outputs;
+};
+
 struct Code {
   std::shared_ptr<const ir::Program> program;  // owns the equations calls point to
   std::vector<Instruction> instructions;
@@ -108,6 +117,7 @@ struct Code {
   std::vector<Call> calls;
   std::vector<MapKernel> maps;
   std::vector<ScanOp> scans;
+  std::vector<Invoke> invokes;
 };
 
 }  // namespace rune::vm

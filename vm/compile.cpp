@@ -9,7 +9,9 @@
 //   later equation reads one of its values or an elementwise one of another
 //   shape comes (the equations in between read nothing of it, so they may
 //   run first); a kernel writes only the values read outside it;
-// - a scan compiles its step; every other equation calls its eager rule.
+// - a construct lowers as the construct table says (ir::Lowering): its
+//   sub-programs compiled and run by an instruction of its kind, or its eager
+//   rule called; every other primitive calls its eager rule.
 #include "vm/compile.hpp"
 
 #include <algorithm>
@@ -18,6 +20,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/construct.hpp"
 #include "ops/concrete.hpp"
 
 namespace rune::vm {
@@ -268,7 +271,16 @@ class Compiler {
   }
 
   void emit_equation(const ir::Equation& eq) {
-    if (eq.kind == ir::OpKind::scan) return emit_scan(eq);
+    const ir::Lowering lowering =
+        eq.kind == ir::OpKind::primitive || eq.programs.empty() ? ir::Lowering::eager
+                                                                : ir::construct_rules(eq.kind).lowering;
+    switch (lowering) {
+      case ir::Lowering::eager: break;
+      case ir::Lowering::scan: return emit_scan(eq);
+      case ir::Lowering::body: return emit_invoke(eq, Op::body);
+      case ir::Lowering::cond: return emit_invoke(eq, Op::cond);
+      case ir::Lowering::iterate: return emit_invoke(eq, Op::iterate);
+    }
     Call call;
     call.equation = &eq;
     for (int v : eq.inputs) call.inputs.push_back(tensor_register(v));
@@ -308,6 +320,19 @@ class Compiler {
     Instruction in;
     in.op = Op::scan;
     in.aux = std::int32_t(code_.scans.size() - 1);
+    code_.instructions.push_back(in);
+  }
+
+  void emit_invoke(const ir::Equation& eq, Op op) {
+    Invoke invoke;
+    invoke.equation = &eq;
+    for (const auto& program : eq.programs) invoke.codes.push_back(compile(program));
+    for (int v : eq.inputs) invoke.inputs.push_back(home(v));
+    for (int v : eq.outputs) invoke.outputs.push_back(home(v));
+    code_.invokes.push_back(std::move(invoke));
+    Instruction in;
+    in.op = op;
+    in.aux = std::int32_t(code_.invokes.size() - 1);
     code_.instructions.push_back(in);
   }
 

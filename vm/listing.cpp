@@ -59,6 +59,9 @@ std::vector<Location> written(const Code& code, const Instruction& in) {
       return out;
     }
     case Op::scan: return code.scans[std::size_t(in.aux)].outputs;
+    case Op::body:
+    case Op::cond:
+    case Op::iterate: return code.invokes[std::size_t(in.aux)].outputs;
     default: return {{true, in.dst}};
   }
 }
@@ -114,6 +117,12 @@ std::string instruction_text(const Code& code, const Instruction& in) {
       const ScanOp& s = code.scans[std::size_t(in.aux)];
       return out + joined(s.outputs) + " = scan " + std::to_string(in.aux) + " " + joined(s.inputs);
     }
+    case Op::body:
+    case Op::cond:
+    case Op::iterate: {
+      const Invoke& i = code.invokes[std::size_t(in.aux)];
+      return out + joined(i.outputs) + " = invoke " + std::to_string(in.aux) + " " + joined(i.inputs);
+    }
     case Op::box: return out + treg(in.dst) + " = " + sreg(in.a);
     case Op::load: return out + sreg(in.dst) + " = " + treg(in.a);
     case Op::unary:
@@ -160,6 +169,13 @@ std::string listing(const Code& code) {
     out += "scan " + std::to_string(k) + ": " + std::to_string(s.info.length) + " rows, carry " +
            std::to_string(s.info.carry_count) + ", xs " + std::to_string(s.info.xs_count) + "; its step:\n" +
            indented(listing(*s.step), "  ");
+  }
+  for (std::size_t k = 0; k < code.invokes.size(); ++k) {
+    const Invoke& i = code.invokes[k];
+    const std::string word(ir::entry_point(*i.equation));
+    for (std::size_t c = 0; c < i.codes.size(); ++c)
+      out += "invoke " + std::to_string(k) + " (" + word + "), program " + std::to_string(c) + ":\n" +
+             indented(listing(*i.codes[c]), "  ");
   }
   return out;
 }

@@ -75,6 +75,9 @@ op_call:
 op_construct: run_call(code.calls[std::size_t(in->aux)], f); NEXT;
 op_map: run_map(code.maps[std::size_t(in->aux)], f); NEXT;
 op_scan: run_scan(code.scans[std::size_t(in->aux)], f); NEXT;
+op_body: run_body(code.invokes[std::size_t(in->aux)], f); NEXT;
+op_cond: run_cond(code.invokes[std::size_t(in->aux)], f); NEXT;
+op_iterate: run_iterate(code, code.invokes[std::size_t(in->aux)], f); NEXT;
 #undef NEXT
 }
 

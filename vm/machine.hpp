@@ -37,6 +37,17 @@ std::vector<nx::Tensor> results(const Code& code, const Frame& frame);
 void run_map(const MapKernel& map, Frame& frame);
 // One scan: its step's code run per row in a frame of its own (scan.cpp).
 void run_scan(const ScanOp& scan, Frame& frame);
+// Constructs run by their sub-codes (invoke.cpp).
+void run_body(const Invoke& body, Frame& frame);
+void run_cond(const Invoke& cond, Frame& frame);
+void run_iterate(const Code& code, const Invoke& iterate, Frame& frame);
+
+// Copies a value between frames (a construct's and its sub-code's): the
+// same file on both sides, as a value's type decides its file.
+inline void copy(Frame& to, Location at, const Frame& from, Location source) {
+  if (at.scalar) to.scalars[std::size_t(at.index)] = from.scalars[std::size_t(source.index)];
+  else to.tensors[std::size_t(at.index)] = from.tensors[std::size_t(source.index)];
+}
 
 // The value at `at` as a tensor (a scalar register boxed in a fresh 0-d
 // tensor), and a value put at `at` (a tensor's one element read into a

@@ -88,13 +88,6 @@ void put_y(const Stack& s, std::int64_t row, const Frame& step) {
   std::memcpy(at, nx::ops::base_address(*y.impl()), s.row_bytes);
 }
 
-// Copies between the frames of a scan and its step: the same file on both
-// sides, as a value's type decides its file.
-void copy(Frame& to, Location at, const Frame& from, Location source) {
-  if (at.scalar) to.scalars[std::size_t(at.index)] = from.scalars[std::size_t(source.index)];
-  else to.tensors[std::size_t(at.index)] = from.tensors[std::size_t(source.index)];
-}
-
 }  // namespace
 
 void run_scan(const ScanOp& scan, Frame& f) {

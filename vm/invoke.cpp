@@ -1,0 +1,67 @@
+// Constructs run by their sub-codes: a body (remat, a custom rule's
+// function), a cond's chosen branch, an iterate's until and step in turn.
+// Each sub-code runs in a frame of its own.
+#include <algorithm>
+#include <cstring>
+
+#include "ir/eval.hpp"
+#include "ops/concrete.hpp"
+#include "vm/machine.hpp"
+
+namespace rune::vm {
+
+namespace {
+
+// Runs `code` on the values at `inputs` of f, putting its results at `outputs`.
+void run_on(const Code& code, std::span<const Location> inputs, Frame& f, std::span<const Location> outputs) {
+  Frame sub(code);
+  for (std::size_t k = 0; k < inputs.size(); ++k) copy(sub, code.params[k], f, inputs[k]);
+  execute(code, sub);
+  for (std::size_t k = 0; k < outputs.size(); ++k) copy(f, outputs[k], sub, code.results[k]);
+}
+
+// Whether every element of the stop (a bool value at `at`) is true.
+bool all_stopped(const Frame& f, Location at) {
+  if (at.scalar) return f.scalars[std::size_t(at.index)].bytes[0] != 0;
+  const nx::Tensor stop = nx::ops::contiguous(f.tensors[std::size_t(at.index)]);
+  const auto* b = reinterpret_cast<const unsigned char*>(nx::ops::base_address(*stop.impl()));
+  return std::all_of(b, b + stop.numel(), [](unsigned char x) { return x != 0; });
+}
+
+}  // namespace
+
+void run_body(const Invoke& body, Frame& f) { run_on(*body.codes[0], body.inputs, f, body.outputs); }
+
+void run_cond(const Invoke& cond, Frame& f) {
+  std::int32_t index = 0;  // an int32 scalar register
+  std::memcpy(&index, f.scalars[std::size_t(cond.inputs[0].index)].bytes, sizeof index);
+  const auto chosen = std::size_t(std::clamp<std::int64_t>(index, 0, std::int64_t(cond.codes.size()) - 1));
+  run_on(*cond.codes[chosen], std::span(cond.inputs).subspan(1), f, cond.outputs);
+}
+
+void run_iterate(const Code& code, const Invoke& it, Frame& f) {
+  const ir::IterateInfo& info = std::get<ir::IterateInfo>(it.equation->info);
+  const Code &until = *it.codes[0], &step = *it.codes[1];
+  const std::size_t carry = std::size_t(info.carry_count), until_captures = std::size_t(info.until_captures);
+  Frame u(until), s(step);
+  for (std::size_t k = 0; k < carry + until_captures; ++k) copy(u, until.params[k], f, it.inputs[k]);
+  for (std::size_t k = carry + until_captures; k < it.inputs.size(); ++k)
+    copy(s, step.params[k - until_captures + 1], f, it.inputs[k]);
+  // The carry sits in until's parameters; the step takes it from there.
+  for (std::int64_t trip = 0;; ++trip) {
+    execute(until, u);
+    if (all_stopped(u, until.results[0])) break;
+    if (trip == info.max) {  // the eager rule raises the error, with its message
+      std::vector<nx::Tensor> inputs;
+      for (Location at : it.inputs) inputs.push_back(read(code, f, at));
+      ir::eager_construct(*it.equation, inputs);
+    }
+    for (std::size_t k = 0; k < carry; ++k) copy(s, step.params[k], u, until.params[k]);
+    copy(s, step.params[carry], u, until.results[0]);
+    execute(step, s);
+    for (std::size_t k = 0; k < carry; ++k) copy(u, until.params[k], s, step.results[k]);
+  }
+  for (std::size_t k = 0; k < carry; ++k) copy(f, it.outputs[k], u, until.params[k]);
+}
+
+}  // namespace rune::vm
