@@ -128,6 +128,10 @@ struct ConstructRules {
 // The rules of a construct kind (not primitive or constant).
 const ConstructRules& construct_rules(OpKind kind);
 
+// How the VM runs an equation: its construct's lowering; eager for a
+// primitive (the VM runs it) and for a construct holding no program.
+Lowering lowering(const Equation& eq);
+
 // Whether an equation has an effect, or holds one in a sub-program (a loop
 // or a branch that runs a callback): passes neither drop nor merge it.
 bool has_effect(const Equation& eq);

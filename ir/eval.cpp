@@ -11,6 +11,7 @@ namespace rune::ir {
 
 namespace {
 thread_local int replays = 0;
+thread_local int evaluating = 0;  // the reference interpreter's depth
 }
 
 Replay::Replay() { ++replays; }
@@ -23,7 +24,7 @@ std::vector<nx::Tensor> bind_construct(const Equation& eq, std::span<const nx::T
   for (const nx::Tensor& t : inputs) traced = traced || t.is_traced();
   if (traced)
     if (auto* trace = nx::ops::find_trace(inputs, api)) return static_cast<Trace&>(*trace).process_construct(eq, inputs);
-  return eager_construct(eq, inputs);
+  return evaluating > 0 ? eager_construct(eq, inputs) : run_construct(eq, inputs);
 }
 
 void check_arguments(const Program& p, std::span<const nx::Tensor> args) {
@@ -46,6 +47,10 @@ std::string_view entry_point(const Equation& eq) {
 }
 
 std::vector<nx::Tensor> evaluate(const Program& program, std::span<const nx::Tensor> args) {
+  struct Depth {
+    Depth() { ++evaluating; }
+    ~Depth() { --evaluating; }
+  } depth;
   std::vector<nx::Tensor> env(program.types.size());
   for (std::size_t i = 0; i < program.params.size(); ++i) env[std::size_t(program.params[i])] = args[i];
   std::vector<nx::Tensor> in;

@@ -42,6 +42,11 @@ bool equal(const Program& a, const Program& b) {
   return true;
 }
 
+Lowering lowering(const Equation& eq) {
+  if (!is_construct(eq.kind) || eq.programs.empty()) return Lowering::eager;  // (a custom rule called directly)
+  return construct_rules(eq.kind).lowering;
+}
+
 bool has_effect(const Equation& eq) {
   if (!is_construct(eq.kind)) return false;
   if (construct_rules(eq.kind).effect) return true;

@@ -34,11 +34,11 @@ std::vector<nx::Tensor> execute(const vm::Code& code, std::span<const nx::Tensor
                                 std::span<const nx::Tensor> captures) {
   std::vector<nx::Tensor> out;
   if (captures.empty()) {
-    out = vm::execute(code, args);
+    out = vm::execute(code, args, "rune::jit");
   } else {
     std::vector<nx::Tensor> in(args.begin(), args.end());
     in.insert(in.end(), captures.begin(), captures.end());
-    out = vm::execute(code, in);
+    out = vm::execute(code, in, "rune::jit");
   }
   for (nx::Tensor& t : out)
     if (t.impl()->storage && shares_input(t.impl()->storage.get(), code, args)) t = nx::ops::copy(t);

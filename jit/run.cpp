@@ -9,7 +9,7 @@ namespace rune {
 
 std::vector<nx::Tensor> run(const Program& program, const std::vector<nx::Tensor>& args) {
   ir::check_arguments(program.ir(), args);
-  return vm::execute(*vm::compile(program.shared()), args);
+  return vm::execute(*vm::compile(program.shared()), args, "rune::run");
 }
 
 }  // namespace rune

@@ -271,10 +271,7 @@ class Compiler {
   }
 
   void emit_equation(const ir::Equation& eq) {
-    const ir::Lowering lowering =
-        eq.kind == ir::OpKind::primitive || eq.programs.empty() ? ir::Lowering::eager
-                                                                : ir::construct_rules(eq.kind).lowering;
-    switch (lowering) {
+    switch (ir::lowering(eq)) {
       case ir::Lowering::eager: break;
       case ir::Lowering::scan: return emit_scan(eq);
       case ir::Lowering::body: return emit_invoke(eq, Op::body);

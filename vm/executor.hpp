@@ -5,6 +5,7 @@
 #pragma once
 
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "vm/code.hpp"
@@ -16,7 +17,8 @@ bool reference_selected();
 // The program's results for args. `code` is the program compiled. The VM
 // runs it when every argument is concrete and no trace is active; the
 // reference interpreter otherwise, binding each equation, so an enclosing
-// trace (grad, vmap, jit) sees the program's equations.
-std::vector<nx::Tensor> execute(const Code& code, std::span<const nx::Tensor> args);
+// trace (grad, vmap, jit) sees the program's equations. A donated argument
+// throws, naming `api`.
+std::vector<nx::Tensor> execute(const Code& code, std::span<const nx::Tensor> args, std::string_view api);
 
 }  // namespace rune::vm

@@ -107,8 +107,6 @@ void execute(const Code& code, Frame& frame, std::size_t first, std::size_t last
 }
 
 Frame start(const Code& code, std::span<const nx::Tensor> args) {
-  for (const nx::Tensor& t : args)
-    if (t.impl()->storage->donated.load(std::memory_order_relaxed)) (void)nx::ops::elements_of(t, "rune::jit");
   Frame frame(code);
   for (std::size_t k = 0; k < args.size(); ++k) write(frame, code.params[k], args[k]);
   return frame;
