@@ -42,30 +42,6 @@ std::string joined(const std::vector<std::int32_t>& tensors) {
   return out;
 }
 
-// Every register an instruction writes.
-std::vector<Location> written(const Code& code, const Instruction& in) {
-  switch (in.op) {
-    case Op::box: return {{false, in.dst}};
-    case Op::call:
-    case Op::construct: {
-      std::vector<Location> out;
-      for (std::int32_t t : code.calls[std::size_t(in.aux)].outputs) out.push_back({false, t});
-      return out;
-    }
-    case Op::map: {
-      std::vector<Location> out;
-      for (const MapKernel::Slot& s : code.maps[std::size_t(in.aux)].slots)
-        if (s.source == MapKernel::Source::computed && s.reg >= 0) out.push_back({false, s.reg});
-      return out;
-    }
-    case Op::scan: return code.scans[std::size_t(in.aux)].outputs;
-    case Op::body:
-    case Op::cond:
-    case Op::iterate: return code.invokes[std::size_t(in.aux)].outputs;
-    default: return {{true, in.dst}};
-  }
-}
-
 std::string indented(const std::string& text, const std::string& by) {
   std::string out;
   std::istringstream lines(text);
@@ -98,6 +74,29 @@ std::string map_text(const MapKernel& m) {
 }
 
 }  // namespace
+
+std::vector<Location> written(const Code& code, const Instruction& in) {
+  switch (in.op) {
+    case Op::box: return {{false, in.dst}};
+    case Op::call:
+    case Op::construct: {
+      std::vector<Location> out;
+      for (std::int32_t t : code.calls[std::size_t(in.aux)].outputs) out.push_back({false, t});
+      return out;
+    }
+    case Op::map: {
+      std::vector<Location> out;
+      for (const MapKernel::Slot& s : code.maps[std::size_t(in.aux)].slots)
+        if (s.source == MapKernel::Source::computed && s.reg >= 0) out.push_back({false, s.reg});
+      return out;
+    }
+    case Op::scan: return code.scans[std::size_t(in.aux)].outputs;
+    case Op::body:
+    case Op::cond:
+    case Op::iterate: return code.invokes[std::size_t(in.aux)].outputs;
+    default: return {{true, in.dst}};
+  }
+}
 
 std::string instruction_text(const Code& code, const Instruction& in) {
   std::string name = names[int(in.op)];

@@ -1,8 +1,10 @@
 // Bytecode as text: the listing of a code (rune-repl's `bytecode`,
-// docs/vm.md) and the line the instruction trace prints.
+// docs/vm.md), the line the instruction trace prints, and the pieces
+// rune-repl's `stepi` shows.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "vm/machine.hpp"
 
@@ -17,6 +19,9 @@ std::string instruction_text(const Code& code, const Instruction& in);
 
 // The instruction and what it wrote, as the trace prints it.
 std::string trace_line(const Code& code, const Instruction& in, const Frame& frame);
+
+// Every register an instruction writes (a debugger shows them after it).
+std::vector<Location> written(const Code& code, const Instruction& in);
 
 // A register's name and contents: "s5 = 2.5", "t2 = float32 [3]".
 std::string register_text(const Code& code, const Frame& frame, Location at);

@@ -9,6 +9,8 @@
 #include "ops/primitive.hpp"
 #include "tools/repl/display.hpp"
 #include "tools/repl/tensor_text.hpp"
+#include "vm/compile.hpp"
+#include "vm/listing.hpp"
 
 namespace rune::repl {
 
@@ -25,6 +27,8 @@ const std::vector<Session::Command>& Session::commands() {
       {{"run", "r"}, "run ARGS", "start on ARGS and go on to a breakpoint or the end", &Session::run_command},
       {{"start"}, "start ARGS", "start on ARGS, stopped before the first equation", &Session::start},
       {{"step", "s"}, "step [N]", "take one action (or N), showing the values defined", &Session::step},
+      {{"bytecode", "bc"}, "bytecode", "print the bytecode the program compiles to", &Session::bytecode},
+      {{"stepi", "si"}, "stepi [N]", "run one instruction (or N), showing registers written", &Session::stepi},
       {{"continue", "c"}, "continue", "go on to the next breakpoint or the end", &Session::continue_command},
       {{"break", "b"}, "break [%n ...]", "stop before the equation defining %n (alone: list)", &Session::break_command},
       {{"delete", "d"}, "delete [%n ...]", "remove the breakpoint at %n (alone: all)", &Session::delete_command},
@@ -53,7 +57,13 @@ const char* help_notes =
     "after the last, it defines the construct's outputs. A breakpoint in a\n"
     "sub-program stops on every run; one at its parameter, before each run.\n"
     "A finished run shows its results:\n"
-    "  return %3 = float64 [4] [1, 5, 14, 30]\n";
+    "  return %3 = float64 [4] [1, 5, 14, 30]\n"
+    "bytecode lists the program as loaded, compiled for its parameters' types\n"
+    "as rune::run compiles it (not simplified first). stepi runs it on the\n"
+    "arguments of the last run or start, one instruction at a time, showing\n"
+    "each and the registers it wrote; a scan is one instruction, its step run\n"
+    "whole. At the end it shows the results and the next stepi starts over.\n"
+    "Its run is apart from step's; load, run, start and reset end it.\n";
 
 std::string trimmed(const std::string& s) {
   std::size_t first = s.find_first_not_of(" \t");
@@ -76,13 +86,13 @@ void no_arguments(const char* command, const std::string& args) {
   if (!args.empty()) throw std::invalid_argument(std::string(command) + " takes no arguments");
 }
 
-// "step 3": a count from 1.
-int count_of(const std::string& args) {
+// "step 3": a count from 1 of `what` ("steps").
+int count_of(const std::string& command, const char* what, const std::string& args) {
   if (args.empty()) return 1;
   int n = 0;
   auto [end, error] = std::from_chars(args.data(), args.data() + args.size(), n);
   if (error != std::errc() || end != args.data() + args.size() || n < 1)
-    throw std::invalid_argument("step takes a count of steps, such as step 3");
+    throw std::invalid_argument(command + " takes a count of " + what + ", such as " + command + " 3");
   return n;
 }
 
@@ -161,6 +171,8 @@ void Session::load(const std::string& args) {
   listing_ = std::make_unique<Listing>(text_);
   breakpoints_.clear();
   run_.reset();
+  code_.reset();
+  bytecode_run_.reset();
   out_ << "loaded " << args << ": " << signature(*program_, *names_) << '\n';
 }
 
@@ -190,16 +202,18 @@ void Session::reset(const std::string& args) {
   no_arguments("reset", args);
   std::vector<nx::Tensor> same = require_running().arguments();
   run_ = std::make_unique<Stepper>(program_, same);
+  bytecode_run_.reset();
   show_next(out_, run_->next(), *listing_);
 }
 
 void Session::begin(const std::string& args) {
   require_program();
   run_ = std::make_unique<Stepper>(program_, parse_tensors(args));
+  bytecode_run_.reset();  // it ran on the arguments of the run just replaced
 }
 
 void Session::step(const std::string& args) {
-  const int count = count_of(args);
+  const int count = count_of("step", "steps", args);
   Stepper& run = require_unfinished();
   for (int i = 0; i < count && !run.finished(); ++i)
     for (const Produced& p : run.step()) out_ << value_text(p) << '\n';
@@ -243,6 +257,39 @@ Stepper& Session::require_unfinished() const {
   Stepper& run = require_running();
   if (run.finished()) throw std::invalid_argument("the program has finished; run, start or reset begins again");
   return run;
+}
+
+// ---- the bytecode
+
+void Session::bytecode(const std::string& args) {
+  no_arguments("bytecode", args);
+  out_ << vm::listing(*code());
+}
+
+void Session::stepi(const std::string& args) {
+  const int count = count_of("stepi", "instructions", args);
+  const Stepper& run = require_running();  // its arguments, checked as rune::run checks them
+  if (!bytecode_run_) bytecode_run_ = std::make_unique<BytecodeRun>(code(), run.arguments());
+  for (int i = 0; i < count && !bytecode_run_->finished(); ++i) out_ << executed_text(bytecode_run_->step()) << '\n';
+  if (bytecode_run_->finished()) {
+    show_results(out_, program_results(bytecode_run_->results()));
+    bytecode_run_.reset();  // the next stepi starts over
+  }
+}
+
+// The loaded program compiled as rune::run compiles it: as loaded, for its
+// parameters' types.
+const std::shared_ptr<const vm::Code>& Session::code() {
+  require_program();
+  if (!code_) code_ = vm::compile(program_);
+  return code_;
+}
+
+std::vector<Produced> Session::program_results(const std::vector<nx::Tensor>& values) const {
+  std::vector<Produced> out;
+  for (std::size_t k = 0; k < values.size(); ++k)
+    out.push_back({names_->number(*program_, program_->results[k]), values[k], ""});
+  return out;
 }
 
 // ---- breakpoints and values

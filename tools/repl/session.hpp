@@ -1,9 +1,9 @@
 // The debugger's commands: one Session holds the loaded program, the
-// breakpoints and the run, and executes command lines, writing what they
-// show to a stream. A failing command prints its error and changes nothing;
-// no input ends the session but `quit` or the end of the input. A user's
-// error (std::invalid_argument) prints its message; any other exception is
-// a bug and prints as "internal error: ...".
+// breakpoints, the run and the bytecode run, and executes command lines,
+// writing what they show to a stream. A failing command prints its error
+// and changes nothing; no input ends the session but `quit` or the end of
+// the input. A user's error (std::invalid_argument) prints its message;
+// any other exception is a bug and prints as "internal error: ...".
 #pragma once
 
 #include <iosfwd>
@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/repl/bytecode_run.hpp"
 #include "tools/repl/line_source.hpp"
 #include "tools/repl/listing.hpp"
 #include "tools/repl/stepper.hpp"
@@ -43,6 +44,8 @@ class Session {
   void run_command(const std::string& args);
   void start(const std::string& args);
   void step(const std::string& args);
+  void bytecode(const std::string& args);
+  void stepi(const std::string& args);
   void continue_command(const std::string& args);
   void break_command(const std::string& args);
   void delete_command(const std::string& args);
@@ -58,6 +61,11 @@ class Session {
   std::unique_ptr<Listing> listing_;
   std::set<int> breakpoints_;
   std::unique_ptr<Stepper> run_;
+  // The bytecode: compiled on first use; its run (stepi) takes the
+  // arguments of run_, and ends when a program is loaded or a run begins
+  // (run, start, reset).
+  std::shared_ptr<const vm::Code> code_;
+  std::unique_ptr<BytecodeRun> bytecode_run_;
   bool quitting_ = false;
 
   void require_program() const;
@@ -68,6 +76,8 @@ class Session {
   void go_on(bool check_first);
   void list_breakpoints();
   void print_value(int number) const;
+  const std::shared_ptr<const vm::Code>& code();
+  std::vector<Produced> program_results(const std::vector<nx::Tensor>& values) const;
 };
 
 }  // namespace rune::repl

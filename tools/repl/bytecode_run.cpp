@@ -1,0 +1,30 @@
+#include "tools/repl/bytecode_run.hpp"
+
+#include <stdexcept>
+#include <utility>
+
+#include "vm/listing.hpp"
+
+namespace rune::repl {
+
+std::string executed_text(const Executed& e) {
+  std::string at = std::to_string(e.pc);
+  at.insert(0, at.size() < 4 ? 4 - at.size() : 0, ' ');  // as vm::listing numbers instructions
+  std::string out = at + "  " + e.instruction;
+  for (const std::string& r : e.registers) out += "\n        " + r;
+  return out;
+}
+
+BytecodeRun::BytecodeRun(std::shared_ptr<const vm::Code> code, const std::vector<nx::Tensor>& args)
+    : code_(std::move(code)), frame_(vm::start(*code_, args)) {}
+
+Executed BytecodeRun::step() {
+  if (finished()) throw std::invalid_argument("the bytecode has finished");
+  const vm::Instruction& in = code_->instructions[pc_];
+  vm::execute(*code_, frame_, pc_, pc_ + 1);
+  Executed e{pc_++, vm::instruction_text(*code_, in), {}};
+  for (vm::Location at : vm::written(*code_, in)) e.registers.push_back(vm::register_text(*code_, frame_, at));
+  return e;
+}
+
+}  // namespace rune::repl

@@ -1,0 +1,47 @@
+// The loaded program's bytecode run one instruction at a time (`stepi`),
+// apart from the equation stepper (stepper.hpp): the code (vm/compile.hpp
+// of the program as loaded, as rune::run compiles it), a frame started on
+// the run's arguments (vm::start) and the next instruction. A scan
+// instruction runs whole, its step's code inside it.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vm/machine.hpp"
+
+namespace rune::repl {
+
+// What one instruction did: its index, its text and the registers it wrote.
+struct Executed {
+  std::size_t pc = 0;
+  std::string instruction;             // vm::instruction_text
+  std::vector<std::string> registers;  // vm::register_text of each register written
+};
+
+// "   3  mul_f64    s5 = s3 s4", as the listing numbers it, then each
+// register written on a line of its own, indented: "        s5 = float64 [] 2.5".
+std::string executed_text(const Executed& e);
+
+class BytecodeRun {
+ public:
+  // Starts `code` on `args` (already checked against the program's types),
+  // stopped before instruction 0.
+  BytecodeRun(std::shared_ptr<const vm::Code> code, const std::vector<nx::Tensor>& args);
+
+  bool finished() const { return pc_ == code_->instructions.size(); }
+  // Runs the next instruction. One that throws stays the next (any register
+  // it wrote before it threw keeps what it wrote).
+  Executed step();
+  // The values of the code's results (once finished).
+  std::vector<nx::Tensor> results() const { return vm::results(*code_, frame_); }
+
+ private:
+  std::shared_ptr<const vm::Code> code_;
+  vm::Frame frame_;
+  std::size_t pc_ = 0;  // the next instruction
+};
+
+}  // namespace rune::repl
