@@ -71,10 +71,12 @@ void run_map(const MapKernel& m, Frame& f) {
     char* base = nullptr;
     std::int64_t stride = 1, temp = -1;
     switch (slot.source) {
-      case Source::tensor:
-        held.push_back(nx::ops::contiguous(f.tensors[std::size_t(slot.reg)]));
-        base = nx::ops::base_address(*held.back().impl());
+      case Source::tensor: {
+        const nx::Tensor& t = f.tensors[std::size_t(slot.reg)];
+        if (!nx::ops::is_contiguous(*t.impl())) held.push_back(nx::ops::contiguous(t));
+        base = nx::ops::base_address(nx::ops::is_contiguous(*t.impl()) ? *t.impl() : *held.back().impl());
         break;
+      }
       case Source::element:
         base = nx::ops::base_address(*f.tensors[std::size_t(slot.reg)].impl());
         stride = 0;

@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <tuple>
 #include <type_traits>
+#include <iterator>
 #include <unordered_map>
 #include <utility>
 
@@ -62,8 +63,9 @@ template <class F> class Compiled {
     std::atomic<std::int64_t> traces{0};
   };
 
-  static void append(std::vector<nx::Tensor>& to, const std::vector<nx::Tensor>& more) {
-    to.insert(to.end(), more.begin(), more.end());
+  static void append(std::vector<nx::Tensor>& to, std::vector<nx::Tensor>&& more) {
+    if (to.empty()) to = std::move(more);
+    else to.insert(to.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
   }
 
   std::shared_ptr<const detail::Executable> lookup(const TreeKey& key) const {

@@ -113,7 +113,7 @@ class TreeKey {
     Fact fact;
   };
 
-  TreeKey() : TreeKey(typeid(std::tuple<>), {}) {}
+  TreeKey() : TreeKey(typeid(std::tuple<>), typeid(std::tuple<>).hash_code(), {}) {}
 
   const std::type_info& type() const { return *type_; }
   const std::vector<Entry>& entries() const { return entries_; }
@@ -130,11 +130,12 @@ class TreeKey {
 
  private:
   template <class T> friend TreeKey tree_detail::make_key(const T& x, bool leaf_specs, bool layouts);
-  TreeKey(const std::type_info& type, std::vector<Entry> entries)
-      : type_(&type), entries_(std::move(entries)), hash_(compute_hash()) {}
+  // (type_hash: type.hash_code(), which hashes the type's name, computed
+  // once per type by make_key)
+  TreeKey(const std::type_info& type, std::size_t type_hash, std::vector<Entry> entries)
+      : type_(&type), entries_(std::move(entries)), hash_(compute_hash(type_hash)) {}
 
-  std::size_t compute_hash() const {
-    std::size_t seed = type_->hash_code();
+  std::size_t compute_hash(std::size_t seed) const {
     for (const Entry& e : entries_) {
       boost::hash_combine(seed, e.fact.index());
       std::visit(
@@ -342,7 +343,8 @@ template <class T> TreeKey make_key(const T& x, bool leaf_specs, bool layouts) {
   KeyBuilder b{leaf_specs, layouts, {}};
   std::string path;
   walk(b, x, &path);
-  return TreeKey(typeid(std::remove_cvref_t<T>), std::move(b.entries));
+  static const std::size_t type_hash = typeid(std::remove_cvref_t<T>).hash_code();
+  return TreeKey(typeid(std::remove_cvref_t<T>), type_hash, std::move(b.entries));
 }
 
 // A copy of x whose tensor leaves are g(leaf of x, leaves of rest at the

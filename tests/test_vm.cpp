@@ -1,0 +1,209 @@
+// The VM (vm/): what programs compile to (scalar instructions, map kernels,
+// scans and sub-codes), and that what it computes has the reference
+// interpreter's bits (the golden programs and the generated ones compare
+// the two as well: test_golden, test_generated).
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <tuple>
+
+#include <tbb/global_control.h>
+
+#include "helpers.hpp"
+#include "ir/eval.hpp"
+#include "ir/passes/pipeline.hpp"
+#include "vm/compile.hpp"
+#include "vm/listing.hpp"
+#include <rune/rune.hpp>
+
+using nx::Tensor;
+using test::same_bits;
+
+// Every allocation through operator new is counted (the steady-state test).
+namespace {
+std::atomic<long> allocations{0};
+}
+void* operator new(std::size_t n) {
+  ++allocations;
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+// (GCC 12 takes the replaced pair for a mismatch where it inlines them)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
+
+namespace {
+
+using Three = std::tuple<Tensor, Tensor, Tensor>;
+
+template <class F, class... Args> std::shared_ptr<const rune::vm::Code> compiled(F f, const Args&... args) {
+  auto program = std::make_shared<const rune::ir::Program>(rune::ir::simplify(rune::program(f, args...).ir()));
+  return rune::vm::compile(program);
+}
+
+template <class F, class... Args> std::string listing(F f, const Args&... args) {
+  return rune::vm::listing(*compiled(f, args...));
+}
+
+// The program's results on the VM and on the reference interpreter agree bit for bit.
+void same_on_both(const rune::vm::Code& code, const std::vector<Tensor>& args) {
+  const std::vector<Tensor> vm = rune::vm::run(code, args), reference = rune::ir::evaluate(*code.program, args);
+  REQUIRE(vm.size() == reference.size());
+  for (std::size_t i = 0; i < vm.size(); ++i) {
+    INFO("result " << i << ": " << nx::to_string(vm[i]) << " against " << nx::to_string(reference[i]));
+    CHECK(same_bits(vm[i], reference[i]));
+  }
+}
+
+std::pair<Three, Tensor> lorenz_step(const Three& s, const Tensor&) {
+  auto [x, y, z] = s;
+  Tensor dx = 10. * (y - x), dy = x * (28. - z) - y, dz = x * y - (8. / 3.) * z;
+  return {Three{x + 0.01 * dx, y + 0.01 * dy, z + 0.01 * dz}, x};
+}
+
+Tensor chain(const Tensor& x) { return nx::tanh(x * 2. + 1.) * x - nx::exp(-x * x); }
+
+std::size_t count(const std::string& text, const std::string& word) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("a scalar loop compiles to scalar instructions and gives the plain C++ loop's bits") {
+  const std::int64_t n = 1000;
+  auto lorenz = [&](const Three& s) { return rune::scan(lorenz_step, s, nx::zeros(nx::float64, {n})); };
+  const Three one{nx::scalar(nx::float64, 1.), nx::scalar(nx::float64, 1.), nx::scalar(nx::float64, 1.)};
+  const std::string text = listing(lorenz, one);
+  INFO(text);
+  const std::string step = text.substr(text.find("its step:"));
+  CHECK(count(step, "mul_f64") == 7);
+  CHECK(count(step, "call") == 0);
+  CHECK(count(step, "box") == 0);
+  CHECK(count(step, "load") == 0);
+  auto [state, xs] = rune::jit(lorenz)(one);
+  double x = 1, y = 1, z = 1;
+  std::vector<double> trajectory;
+  for (std::int64_t i = 0; i < n; ++i) {
+    trajectory.push_back(x);
+    double dx = 10. * (y - x), dy = x * (28. - z) - y, dz = x * y - (8. / 3.) * z;
+    x = x + 0.01 * dx, y = y + 0.01 * dy, z = z + 0.01 * dz;
+  }
+  CHECK(test::bits(nx::item(std::get<0>(state))) == test::bits(x));
+  CHECK(test::bits(nx::item(std::get<1>(state))) == test::bits(y));
+  CHECK(test::bits(nx::item(std::get<2>(state))) == test::bits(z));
+  CHECK(nx::to_vector<double>(xs) == trajectory);
+}
+
+TEST_CASE("an elementwise chain is one map kernel whose bits are eager's at every size and thread count") {
+  const std::string text = listing(chain, nx::zeros(nx::float32, {8}));
+  CHECK(count(text, "= map ") == 1);
+  CHECK(count(text, "= call ") == 0);
+  for (nx::DType dtype : {nx::float32, nx::float64})
+    for (std::int64_t size : {0, 1, 5, 1023, 1024, 1025, 300001}) {
+      INFO(nx::name(dtype) << " [" << size << "]");
+      const Tensor x = nx::linspace(dtype, -3., 3., size);
+      const Tensor eager = chain(x);
+      auto compiled = rune::jit(chain);
+      CHECK(same_bits(compiled(x), eager));
+      tbb::global_control one(tbb::global_control::max_allowed_parallelism, 1);
+      CHECK(same_bits(compiled(x), eager));
+    }
+}
+
+TEST_CASE("map kernels read broadcast scalars, one-element tensors and strided views, and write what is read outside") {
+  auto f = [](const Tensor& m, const Tensor& one, const Tensor& s) {
+    Tensor a = m * s + one;
+    Tensor b = nx::where(nx::greater(a, one), nx::sqrt(a), -a);
+    return std::pair{a, nx::cast(b, nx::float32) * nx::cast(s, nx::float32)};
+  };
+  const Tensor m = nx::transpose(nx::reshape(nx::linspace(nx::float64, -2., 2., 12), {3, 4}));  // strided
+  const Tensor one = nx::ones(nx::float64, {1, 1}), s = nx::scalar(nx::float64, 1.5);
+  const std::string text = listing(f, m, one, s);
+  INFO(text);
+  CHECK(count(text, "  map ") == 1);
+  auto code = compiled(f, m, one, s);
+  same_on_both(*code, {m, one, s});
+  CHECK(test::text(rune::jit(f)(m, one, s).second) == test::text(f(m, one, s).second));
+}
+
+TEST_CASE("scans read rows in place, stack their results, and move the carry through a copy") {
+  // The carry swaps its two halves each row; a y is the carry received.
+  auto f = [](const Tensor& a, const Tensor& b, const Tensor& rows) {
+    return rune::scan([](const std::pair<Tensor, Tensor>& c, const Tensor& row) {
+      return std::pair{std::pair{c.second + row, c.first}, std::pair{c.first, nx::sum(row)}};
+    }, std::pair{a, b}, rows);
+  };
+  const Tensor a = nx::create(nx::float64, {2}, {1., 2.}), b = nx::create(nx::float64, {2}, {10., 20.});
+  for (std::int64_t rows : {1, 4}) {
+    INFO(rows << " rows");
+    const Tensor xs = nx::reshape(nx::linspace(nx::float64, 0., 1., rows * 2), {rows, 2});
+    same_on_both(*compiled(f, a, b, xs), {a, b, xs});
+  }
+  auto scalars = [](const Tensor& a, const Tensor& b, const Tensor& xs) {
+    return rune::scan([](const std::pair<Tensor, Tensor>& c, const Tensor& x) {
+      return std::pair{std::pair{c.second * x, c.first}, c.second};
+    }, std::pair{a, b}, xs);
+  };
+  const Tensor x0 = nx::scalar(nx::float32, 2.f), y0 = nx::scalar(nx::float32, 3.f);
+  const Tensor column = nx::slice(nx::reshape(nx::linspace(nx::float32, 1., 2., 10), {5, 2}), {0, 1}, {5, 2});
+  same_on_both(*compiled(scalars, x0, y0, nx::reshape(column, {5})), {x0, y0, nx::reshape(column, {5})});
+}
+
+TEST_CASE("cond, iterate and remat run as compiled sub-codes") {
+  auto f = [](const Tensor& x) {
+    Tensor y = rune::cond(nx::greater(nx::sum(x), nx::scalar(nx::float64, 0.)), [&] { return x * 2.; },
+                          [&] { return -x; });
+    Tensor z = rune::remat([](const Tensor& v) { return nx::sin(v) * v; })(y);
+    return rune::iterate(100, [](const Tensor& c) { return nx::greater(nx::max(c), nx::scalar(nx::float64, 10.)); },
+                         [](const Tensor& c) { return c * 1.5; }, z);
+  };
+  for (double sign : {1., -1.}) {
+    const Tensor x = nx::create(nx::float64, {2}, {sign, 2. * sign});
+    const std::string text = listing(f, x);
+    INFO(text);
+    CHECK(count(text, "  cond ") == 1);
+    CHECK(count(text, "  iterate ") == 1);
+    CHECK(count(text, "  body ") == 1);
+    same_on_both(*compiled(f, x), {x});
+  }
+}
+
+TEST_CASE("an iterate that does not stop raises its error on the VM") {
+  auto f = [](const Tensor& x) {
+    return rune::iterate(3, [](const Tensor& c) { return nx::greater(c, nx::scalar(nx::float64, 1e9)); },
+                         [](const Tensor& c) { return c + 1.; }, x);
+  };
+  const Tensor x = nx::scalar(nx::float64, 0.);
+  std::string reference;
+  try {
+    rune::ir::evaluate(rune::program(f, x).ir(), std::vector<Tensor>{x});
+  } catch (const std::invalid_argument& e) {
+    reference = e.what();
+  }
+  CHECK_THAT(reference, StartsWith("rune::iterate: "));
+  CHECK_THROWS_WITH(rune::jit(f)(x), reference);
+}
+
+TEST_CASE("the trace line shows the instruction and the registers it wrote") {
+  auto code = compiled([](const Tensor& a, const Tensor& b) { return a * b + a; }, nx::scalar(nx::float64, 3.),
+                       nx::scalar(nx::float64, 2.));
+  rune::vm::Frame frame = rune::vm::start(*code, std::vector<Tensor>{nx::scalar(nx::float64, 3.), nx::scalar(nx::float64, 2.)});
+  rune::vm::execute(*code, frame, 0, 1);
+  CHECK(rune::vm::trace_line(*code, code->instructions[0], frame) == "mul_f64    s2 = s0 s1  ; s2 = float64 [] 6");
+  rune::vm::execute(*code, frame, 1, 2);
+  CHECK(test::text(rune::vm::results(*code, frame)[0]) == "float64 [] 9");
+}
+
+TEST_CASE("a run of compiled code allocates only its results in its steady state") {
+  auto code = compiled(chain, nx::zeros(nx::float64, {4}));
+  const std::vector<Tensor> args{nx::linspace(nx::float64, -1., 1., 4)};
+  for (int i = 0; i < 3; ++i) (void)rune::vm::run(*code, args);  // (pools and block buffers fill)
+  const long before = allocations.load();
+  for (int i = 0; i < 100; ++i) (void)rune::vm::run(*code, args);
+  CHECK(allocations.load() - before == 100);  // the vector of results; the tensors come from nx's pools
+}
