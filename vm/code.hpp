@@ -1,5 +1,6 @@
 // Bytecode: what the compiler (compile.hpp) makes of a program and the
-// machine (machine.hpp) runs. The format is drawn in vm/README.md.
+// machine (machine.hpp) runs. The format is drawn in vm/README.md and
+// docs/vm.md.
 #pragma once
 
 #include <cstdint>
@@ -48,6 +49,7 @@ struct Instruction {
   std::int32_t aux = 0;                       // index into calls, maps or scans
   RowLoop row{};                              // unary, binary, select, convert
 };
+static_assert(sizeof(Instruction) == 32, "docs/vm.md draws the instruction in 32 bytes");
 
 // An equation bound on tensor registers (call: a primitive, by its eager
 // rule; construct: by the construct table's eager rule).

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iosfwd>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -16,6 +17,10 @@
 
 namespace rune {
 
+namespace vm {
+struct Code;
+}
+
 // The deepest program text reads: sub-programs (a scan's step) nested at
 // most this many levels one inside another.
 inline constexpr int max_nesting = 64;
@@ -26,11 +31,19 @@ class Program {
   explicit Program(std::shared_ptr<const ir::Program> p) : impl_(std::move(p)) {}
   const ir::Program& ir() const;
   const std::shared_ptr<const ir::Program>& shared() const { return impl_; }
+  // Its bytecode, compiled on first use (by rune::run or rune::bytecode)
+  // and shared by the program's copies.
+  const vm::Code& code() const;
   // Structural equality (constants bit for bit).
   bool operator==(const Program& other) const;
 
  private:
+  struct Compiled {
+    std::once_flag once;
+    std::shared_ptr<const vm::Code> code;
+  };
   std::shared_ptr<const ir::Program> impl_;
+  std::shared_ptr<Compiled> compiled_ = std::make_shared<Compiled>();
 };
 
 std::string to_string(const Program& program);
@@ -39,8 +52,11 @@ Program parse_program(std::string_view text);
 Program load_program(const std::filesystem::path& file);
 void save_program(const Program& program, const std::filesystem::path& file);
 // Evaluates the program on concrete arguments (its parameters in order),
-// after checking their count, dtypes and shapes.
+// after checking their count, dtypes and shapes: its bytecode (compiled once
+// per program) runs on the VM.
 std::vector<nx::Tensor> run(const Program& program, const std::vector<nx::Tensor>& args);
+// The listing of the program's bytecode (docs/vm.md).
+std::string bytecode(const Program& program);
 
 // Traces f over stand-ins of args (any structures; static leaves stay as
 // they are) and returns what it computes as a program whose parameters are
