@@ -207,3 +207,67 @@ TEST_CASE("a run of compiled code allocates only its results in its steady state
   for (int i = 0; i < 100; ++i) (void)rune::vm::run(*code, args);
   CHECK(allocations.load() - before == 100);  // the vector of results; the tensors come from nx's pools
 }
+
+namespace {
+
+// Values of a dtype with its edges: signs, zeros, large and non-finite
+// elements (as the dtype holds them).
+Tensor edges(nx::DType dtype, std::int64_t n) {
+  const double pick[] = {-3.5, -1., -0., 0., 0.5, 1., 2.5, 7., 1e30, std::nan(""), INFINITY, -INFINITY, 3., -2.};
+  std::vector<double> v;
+  for (std::int64_t i = 0; i < n; ++i) v.push_back(pick[std::size_t(i) % std::size(pick)] * (1 + double(i / 14)));
+  if (nx::is_integer(dtype) || dtype == nx::bool_)
+    for (double& x : v) x = std::isfinite(x) && std::fabs(x) < 1e9 ? x : 5.;
+  return nx::create(dtype, {n}, std::span<const double>(v));
+}
+
+// The operands of p on `dtype`: `n` elements each, or 0-d (n = 0).
+std::vector<Tensor> operands(nx::ops::Prim p, nx::DType dtype, std::int64_t n) {
+  const nx::ops::Family family = nx::ops::info(p).family;
+  const int arity = nx::ops::info(p).arity;
+  std::vector<Tensor> out;
+  for (int k = 0; k < arity; ++k) {
+    const bool condition = family == nx::ops::Family::select && k == 0;
+    Tensor t = edges(condition ? nx::bool_ : dtype, std::max<std::int64_t>(n, 1) + k * 3);
+    t = nx::slice(t, {k * 3}, {k * 3 + std::max<std::int64_t>(n, 1)});
+    out.push_back(n == 0 ? nx::reshape(t, {}) : t);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("every elementwise primitive gives the reference interpreter's bits on scalars and in a map kernel") {
+  using nx::ops::Family;
+  int programs = 0;
+  for (int i = 0; i < nx::ops::prim_count; ++i) {
+    const auto p = nx::ops::Prim(i);
+    const nx::ops::PrimInfo& I = nx::ops::info(p);
+    if (I.family != Family::unary && I.family != Family::binary && I.family != Family::select &&
+        I.family != Family::convert)
+      continue;
+    for (int d = 0; d < nx::dtype_count; ++d) {
+      const auto dtype = nx::DType(d);
+      if (!(I.accepts & nx::ops::dtype_class(dtype))) continue;
+      for (int to = 0; to < (I.family == Family::convert ? nx::dtype_count : 1); ++to) {
+        nx::ops::Params params;
+        params.dtype = nx::DType(to);
+        INFO(I.name << " on " << nx::name(dtype) << (I.family == Family::convert ? " to " : "")
+                    << (I.family == Family::convert ? nx::name(params.dtype) : ""));
+        auto apply = [&](const std::vector<Tensor>& in) { return nx::ops::bind(p, in, params); };
+        // Twice over, so a tensor program is a kernel of two steps.
+        auto twice = [&](const std::vector<Tensor>& in) {
+          const Tensor r = apply(in);
+          return nx::where(nx::isnan(r), r, r);
+        };
+        for (std::int64_t n : {0, 37}) {
+          const std::vector<Tensor> args = operands(p, dtype, n);
+          const rune::Program program = n == 0 ? rune::program(apply, args) : rune::program(twice, args);
+          same_on_both(program.code(), args);
+          ++programs;
+        }
+      }
+    }
+  }
+  CHECK(programs > 400);
+}
