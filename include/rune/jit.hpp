@@ -35,6 +35,13 @@ template <class F> class Compiled {
 
   template <class... Args> auto operator()(const Args&... args) const {
     using R = std::decay_t<std::invoke_result_t<const F&, const Args&...>>;
+    if constexpr ((std::is_same_v<Args, nx::Tensor> && ...)) {
+      if (auto exe = latest_for(args...)) {
+        const nx::Tensor in[] = {args...};
+        std::vector<nx::Tensor> out = detail::execute(*exe->code, in, {});
+        return rebuild(*std::static_pointer_cast<const R>(exe->result_like), std::span<const nx::Tensor>(out));
+      }
+    }
     TreeKey key = compiled_key_of(std::forward_as_tuple(args...));
     std::vector<nx::Tensor> in;
     (append(in, leaves(args)), ...);
@@ -47,6 +54,8 @@ template <class F> class Compiled {
       exe = lookup(key);
       if (!exe) exe = trace<R>(key, &captures, args...);
     }
+    if constexpr ((std::is_same_v<Args, nx::Tensor> && ...))
+      if (captures.empty()) remember(exe, args...);
     std::vector<nx::Tensor> out = detail::execute(*exe->code, in, captures);
     return rebuild(*std::static_pointer_cast<const R>(exe->result_like), std::span<const nx::Tensor>(out));
   }
@@ -61,7 +70,33 @@ template <class F> class Compiled {
     std::unordered_map<TreeKey, std::shared_ptr<const detail::Executable>> cache;
     std::optional<TreeKey> latest;
     std::atomic<std::int64_t> traces{0};
+    // The fast path of calls whose arguments are all tensors: the latest
+    // such call's argument types and executable, found without building a
+    // key when the next call's arguments have those types.
+    struct Latest {
+      std::vector<TreeKey::Leaf> types;
+      std::shared_ptr<const detail::Executable> exe;
+    };
+    std::atomic<std::shared_ptr<const Latest>> latest_call;
   };
+
+  static TreeKey::Leaf type_of(const nx::Tensor& t) {
+    return {t.dtype(), t.shape(), t.placement(), tree_detail::strided(t)};
+  }
+
+  template <class... Args> std::shared_ptr<const detail::Executable> latest_for(const Args&... args) const {
+    const std::shared_ptr<const typename State::Latest> latest = state_->latest_call.load();
+    if (!latest || !(args.defined() && ...)) return nullptr;
+    std::size_t k = 0;
+    const bool same = ((type_of(args) == latest->types[k++]) && ...);
+    return same ? latest->exe : nullptr;
+  }
+
+  template <class... Args> void remember(std::shared_ptr<const detail::Executable> exe, const Args&... args) const {
+    if (!(args.defined() && ...)) return;
+    state_->latest_call.store(std::make_shared<const typename State::Latest>(
+        typename State::Latest{{type_of(args)...}, std::move(exe)}));
+  }
 
   static void append(std::vector<nx::Tensor>& to, std::vector<nx::Tensor>&& more) {
     if (to.empty()) to = std::move(more);
@@ -72,7 +107,7 @@ template <class F> class Compiled {
     std::lock_guard lock(state_->mutex);
     auto found = state_->cache.find(key);
     if (found == state_->cache.end()) return nullptr;
-    state_->latest = key;
+    if (!state_->latest || !(*state_->latest == key)) state_->latest = key;  // (a copy only when it changes)
     return found->second;
   }
 
