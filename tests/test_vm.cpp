@@ -199,13 +199,18 @@ TEST_CASE("the trace line shows the instruction and the registers it wrote") {
   CHECK(test::text(rune::vm::results(*code, frame)[0]) == "float64 [] 9");
 }
 
-TEST_CASE("a run of compiled code allocates only its results in its steady state") {
+TEST_CASE("a run of compiled code, and a compiled call, allocate only their results in their steady state") {
   auto code = compiled(chain, nx::zeros(nx::float64, {4}));
   const std::vector<Tensor> args{nx::linspace(nx::float64, -1., 1., 4)};
   for (int i = 0; i < 3; ++i) (void)rune::vm::run(*code, args);  // (pools and block buffers fill)
   const long before = allocations.load();
   for (int i = 0; i < 100; ++i) (void)rune::vm::run(*code, args);
   CHECK(allocations.load() - before == 100);  // the vector of results; the tensors come from nx's pools
+  auto compiled = rune::jit(chain);
+  for (int i = 0; i < 3; ++i) (void)compiled(args[0]);
+  const long then = allocations.load();
+  for (int i = 0; i < 100; ++i) (void)compiled(args[0]);
+  CHECK(allocations.load() - then == 100);  // a compiled call too (its fast path)
 }
 
 namespace {
