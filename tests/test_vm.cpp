@@ -4,6 +4,8 @@
 // the two as well: test_golden, test_generated).
 #include <atomic>
 #include <cstdlib>
+#include <iostream>
+#include <sstream>
 #include <new>
 #include <tuple>
 
@@ -275,4 +277,21 @@ TEST_CASE("every elementwise primitive gives the reference interpreter's bits on
     }
   }
   CHECK(programs > 400);
+}
+
+// Run by the suite with RUNE_VM_TRACE=1 (test_vm_trace): the VM prints each
+// instruction it executes on stderr. Without the variable it prints nothing.
+TEST_CASE("RUNE_VM_TRACE prints every instruction executed, with what it wrote", "[trace]") {
+  std::ostringstream captured;
+  std::streambuf* saved = std::cerr.rdbuf(captured.rdbuf());
+  auto code = compiled([](const Tensor& a, const Tensor& b) { return a * b + a; }, nx::scalar(nx::float64, 3.),
+                       nx::scalar(nx::float64, 2.));
+  (void)rune::vm::run(*code, std::vector<Tensor>{nx::scalar(nx::float64, 3.), nx::scalar(nx::float64, 2.)});
+  std::cerr.rdbuf(saved);
+  const char* trace = std::getenv("RUNE_VM_TRACE");
+  if (trace && std::atoi(trace) != 0)
+    CHECK(captured.str() == "vm: mul_f64    s2 = s0 s1  ; s2 = float64 [] 6\n"
+                            "vm: add_f64    s3 = s2 s0  ; s3 = float64 [] 9\n");
+  else
+    CHECK(captured.str().empty());
 }
