@@ -116,6 +116,7 @@ struct Code {
   std::vector<Location> constants;     // the registers holding constants
   std::vector<nx::Tensor> constant_values;  // every constant of the program
   std::vector<Location> params, results;
+  std::vector<bool> moved_out;  // per result: its register's last use as a result (moved out of a finished frame)
   std::vector<Call> calls;
   std::vector<MapKernel> maps;
   std::vector<ScanOp> scans;

@@ -48,6 +48,9 @@ class Compiler {
     close_group();
     for (int v : p_.params) code_.params.push_back(home_[std::size_t(v)]);
     for (int v : p_.results) code_.results.push_back(home_[std::size_t(v)]);
+    for (std::size_t k = 0; k < code_.results.size(); ++k)
+      code_.moved_out.push_back(std::find(code_.results.begin() + long(k) + 1, code_.results.end(),
+                                          code_.results[k]) == code_.results.end());
   }
 
  private:

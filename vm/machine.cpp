@@ -119,10 +119,21 @@ std::vector<nx::Tensor> results(const Code& code, const Frame& frame) {
   return out;
 }
 
+std::vector<nx::Tensor> results(const Code& code, Frame&& frame) {
+  std::vector<nx::Tensor> out;
+  out.reserve(code.results.size());
+  for (std::size_t k = 0; k < code.results.size(); ++k) {
+    const Location at = code.results[k];
+    if (at.scalar || !code.moved_out[k]) out.push_back(read(code, frame, at));
+    else out.push_back(std::move(frame.tensors[std::size_t(at.index)]));
+  }
+  return out;
+}
+
 std::vector<nx::Tensor> run(const Code& code, std::span<const nx::Tensor> args) {
   Frame frame = start(code, args);
   execute(code, frame);
-  return results(code, frame);
+  return results(code, std::move(frame));
 }
 
 }  // namespace rune::vm

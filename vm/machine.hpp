@@ -30,8 +30,10 @@ Frame start(const Code& code, std::span<const nx::Tensor> args);
 // them, or those in [first, last) (a debugger steps one at a time).
 void execute(const Code& code, Frame& frame);
 void execute(const Code& code, Frame& frame, std::size_t first, std::size_t last);
-// The values of the code's results in a frame that ran it.
+// The values of the code's results in a frame that ran it (moved out of a
+// frame given up).
 std::vector<nx::Tensor> results(const Code& code, const Frame& frame);
+std::vector<nx::Tensor> results(const Code& code, Frame&& frame);
 
 // One map kernel on a frame's registers (map_kernel.cpp).
 void run_map(const MapKernel& map, Frame& frame);

@@ -37,8 +37,13 @@ template <class F> class Compiled {
     using R = std::decay_t<std::invoke_result_t<const F&, const Args&...>>;
     if constexpr ((std::is_same_v<Args, nx::Tensor> && ...)) {
       if (auto exe = latest_for(args...)) {
-        const nx::Tensor in[] = {args...};
-        std::vector<nx::Tensor> out = detail::execute(*exe->code, in, {});
+        std::vector<nx::Tensor> out;
+        if constexpr (sizeof...(Args) == 1) {
+          out = detail::execute(*exe->code, std::span<const nx::Tensor>(&args..., 1), {});
+        } else {
+          const nx::Tensor in[] = {args...};
+          out = detail::execute(*exe->code, in, {});
+        }
         return rebuild(*std::static_pointer_cast<const R>(exe->result_like), std::span<const nx::Tensor>(out));
       }
     }
