@@ -186,6 +186,10 @@ def vs(peer, rune, who="rune"):
     return f"{who} is {n}x {'faster' if peer >= rune else 'slower'}"
 
 
+def times(q):
+    return f"{q:.1f}x" if q < 100 else f"{q:.0f}x"
+
+
 def fmt_step(ns):
     if ns is None:
         return "–"
@@ -233,8 +237,8 @@ def w2_section(rows, checks, w):
         q = rj.t / fl.t
         eq = all("bitwise equal: yes" in r.notes for r in rj.rs)
         met = q <= W2_TARGET and eq
-        per = [f"{x:.0f}x" for x in per_round_ratios(rj, fl)]
-        w(f"**rune jit(scan): {rj.t / W2_STEPS * 1e9:.1f} ns/step = {q:.0f}x the plain C++ loop "
+        per = [times(x) for x in per_round_ratios(rj, fl)]
+        w(f"**rune jit(scan): {rj.t / W2_STEPS * 1e9:.1f} ns/step = {times(q)} the plain C++ loop "
           f"({fl.t / W2_STEPS * 1e9:.2f} ns/step, same program, same run); final state bitwise equal to the "
           f"loop's: {'yes' if eq else 'NO'}. Target (within {W2_TARGET:.0f}x and bitwise equal): "
           f"{'MET' if met else 'NOT MET'}.**" + (f" (per round: {', '.join(per)})" if len(per) > 1 else ""))
@@ -284,8 +288,8 @@ def w2_section(rows, checks, w):
     hr = find(rows, "W2grad", lambda r: r.impl.startswith("plain C++ hand-written reverse loop (in bench_w2)"))
     if rg and hr and rg.t and hr.t:
         q = rg.t / hr.t
-        per = [f"{x:.0f}x" for x in per_round_ratios(rg, hr)]
-        w(f"**rune jit(grad): {rg.t / W2_GRAD_STEPS * 1e9:.0f} ns/step = {q:.0f}x the hand-written reverse loop "
+        per = [times(x) for x in per_round_ratios(rg, hr)]
+        w(f"**rune jit(grad): {rg.t / W2_GRAD_STEPS * 1e9:.0f} ns/step = {times(q)} the hand-written reverse loop "
           f"({hr.t / W2_GRAD_STEPS * 1e9:.2f} ns/step). Target (within {W2GRAD_TARGET:.0f}x): "
           f"{'MET' if q <= W2GRAD_TARGET else 'NOT MET'}.**" + (f" (per round: {', '.join(per)})" if len(per) > 1 else ""))
         parts = []
