@@ -8,7 +8,7 @@
 
 PACKAGES = meson ninja-build pkg-config cmake g++ libboost-dev libtbb-dev catch2 \
            libxsimd-dev libasmjit-dev libopenblas-dev libreadline-dev
-BENCH_PACKAGES = python3-torch libtorch-dev python3-numpy python3-numba
+BENCH_PACKAGES = python3-torch libtorch-dev python3-numpy python3-numba python3-numexpr
 # clang 14 builds the library and the fuzz targets (the examples need a
 # newer one: aggregate template argument deduction).
 FUZZ_CLANG = 14

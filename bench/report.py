@@ -13,6 +13,13 @@ import subprocess
 
 W1_TARGET_NS = 200.0
 W3_ADD_TARGET = 0.80  # rune a+b GB/s (12 B/elem) over copy GB/s (8 B/elem)
+W2_TARGET = 10.0  # rune jit(scan) time over the plain C++ loop's (same run), and bitwise equal
+W2GRAD_TARGET = 40.0  # rune jit(grad) time over the hand-written reverse loop's
+W3C_COPY_TARGET = 3.0  # rune jit chain time over the copy loop's (2 thr)
+W3C_NUMEXPR_TARGET = 5.0  # numexpr's time over rune jit chain's (2 thr)
+W6_TARGET_NS = 250.0
+W2_STEPS = 100_000
+W2_GRAD_STEPS = 1_000
 N = 10_000_000
 
 UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
@@ -163,6 +170,297 @@ def ratio(a, b, digits=2):
     if a is None or b is None or b == 0:
         return "–"
     return f"{a / b:.{digits}f}"
+
+
+# ---------------- W2
+def per_round_ratios(a, b, key=lambda r: r.t):
+    """a's figure over b's in each round where both ran."""
+    ar, br = a.by_round(), b.by_round()
+    return [key(ar[k]) / key(br[k]) for k in sorted(ar) if k in br and key(ar[k]) and key(br[k])]
+
+
+def vs(peer, rune, who="rune"):
+    """'rune is Nx faster' (or slower): the peer's time (or cost) against rune's."""
+    q = peer / rune if peer >= rune else rune / peer
+    n = f"{q:.2f}" if q < 10 else (f"{q:.1f}" if q < 100 else f"{q:.0f}")
+    return f"{who} is {n}x {'faster' if peer >= rune else 'slower'}"
+
+
+def times(q):
+    return f"{q:.1f}x" if q < 100 else f"{q:.0f}x"
+
+
+def fmt_step(ns):
+    if ns is None:
+        return "–"
+    if ns >= 1e4:
+        return f"{ns / 1e3:.1f} us"
+    return f"{ns:.2f} ns" if ns < 100 else f"{ns:.0f} ns"
+
+
+def w2_states(checks):
+    """The final states after 100,000 steps printed by the programs (# W2 final state (label): [x, y, z])."""
+    out = []
+    for c in checks:
+        m = re.match(r"# W2 final state \(([^)]*)\): \[([^\]]*)\]", c)
+        if m and "after 1000 steps" not in m.group(1):
+            try:
+                v = tuple(float(t) for t in m.group(2).split(","))
+            except ValueError:
+                continue
+            if (m.group(1), v) not in out:
+                out.append((m.group(1), v))
+    return out
+
+
+def w2_section(rows, checks, w):
+    w("## W2: Lorenz-63, explicit Euler, dt = 0.01, float64, 100,000 steps from (1, 1, 1)")
+    w("")
+    w("Every implementation performs the IEEE operations of the peers' `w2_floor.cpp` in the same order: "
+      "`dx = σ(y − x); dy = x(ρ − z) − y; dz = xy − βz; x = x + dt·dx; ...` (σ = 10, ρ = 28, β = 8/3), so "
+      "final states compare bit for bit. rune (`bench/w2_lorenz.cpp`): `rune::jit` of a `rune::scan` whose "
+      "carry is three 0-d float64 tensors (a `std::tuple`) and which emits nothing per step "
+      "(`std::tuple<>`); `rune::scan(f, init, length)` is not in the library yet, so the scan runs over the "
+      "rows of a float64 [100000, 0] tensor (rows without elements, ignored by the step). Its floor is the "
+      "plain C++ scalar loop compiled in the same program with the project's flags (g++ -O3 "
+      "`-ffp-contract=off`, `noinline`) and measured in the same run; the peers' own floor `w2_floor` "
+      "(g++ -O2 -ffp-contract=off) runs beside it. The libtorch, PyTorch and torch.jit.script peers take "
+      "tens of seconds a run and run in round 1 only.")
+    w("")
+    w("rune's compiled rows run on the executor `rune::jit` uses (the bytecode VM; the environment variable "
+      "`RUNE_EXECUTOR=reference` selects the reference interpreter, which runs one primitive at a time). "
+      "The verdicts below are as measured, met or not.")
+    w("")
+    rj = find(rows, "W2", lambda r: r.impl.startswith("rune jit(scan), carry = 3"))
+    fl = find(rows, "W2", lambda r: r.impl.startswith("plain C++ scalar loop (in bench_w2)"))
+    if rj and fl and rj.t and fl.t:
+        q = rj.t / fl.t
+        eq = all("bitwise equal: yes" in r.notes for r in rj.rs)
+        met = q <= W2_TARGET and eq
+        per = [times(x) for x in per_round_ratios(rj, fl)]
+        w(f"**rune jit(scan): {rj.t / W2_STEPS * 1e9:.1f} ns/step = {times(q)} the plain C++ loop "
+          f"({fl.t / W2_STEPS * 1e9:.2f} ns/step, same program, same run); final state bitwise equal to the "
+          f"loop's: {'yes' if eq else 'NO'}. Target (within {W2_TARGET:.0f}x and bitwise equal): "
+          f"{'MET' if met else 'NOT MET'}.**" + (f" (per round: {', '.join(per)})" if len(per) > 1 else ""))
+        parts = []
+        for label, pred in (("the peers' C++ floor `w2_floor` (g++ -O2)", lambda r: r.impl.startswith("plain C++ scalar loop (floor)")),
+                            ("Numba njit", lambda r: r.impl.startswith("numba")),
+                            ("numpy", lambda r: r.impl.startswith("numpy loop")),
+                            ("torch.jit.script", lambda r: r.impl.startswith("torch.jit.script")),
+                            ("libtorch C++ eager", lambda r: r.impl.startswith("libtorch C++ eager loop")),
+                            ("PyTorch Python eager", lambda r: r.impl.startswith("PyTorch Python eager loop"))):
+            p = find(rows, "W2", pred)
+            if p and p.t:
+                parts.append(f"{label} {fmt_step(p.t / W2_STEPS * 1e9)}/step ({vs(p.t, rj.t)})")
+        if parts:
+            w("")
+            w("Against, in this run: " + "; ".join(parts) + ".")
+    else:
+        w("**rune: no W2 result (see the raw output below).**")
+    w("")
+    states = w2_states(checks)
+    ref = next((v for label, v in states if label.startswith("plain C++ loop")), None)
+    if states and ref:
+        same = [label for label, v in states if v == ref]
+        differ = [label for label, v in states if v != ref]
+        w(f"Final state of the plain C++ loop: [{ref[0]!r}, {ref[1]!r}, {ref[2]!r}]. Bit for bit the same "
+          f"(`# W2 final state` lines): " + "; ".join(f"`{x}`" for x in same)
+          + (". **Different**: " + "; ".join(f"`{x}`" for x in differ) if differ else "") + ".")
+        w("")
+    w("| implementation | per step | ratio (time ÷ the plain C++ loop's in bench_w2) | time per 100,000 steps (range) | program | notes |")
+    w("|---|---|---|---|---|---|")
+    for r in rows:
+        if r.workload != "W2" or r.t is None:
+            continue
+        name = f"**{r.impl}**" if r is rj else r.impl
+        w(f"| {name} | {fmt_step(r.t / W2_STEPS * 1e9)} | {ratio(r.t, fl.t if fl else None, 1)} | "
+          f"{fmt_t(r.t)} ({r.spread()}) | {r.program} | {r.notes} |")
+    w("")
+
+    w("### W2grad: d x_1000 / d (x0, y0, z0) through 1,000 steps")
+    w("")
+    w("rune: `rune::jit(rune::grad(f))` with f(initial state) = x after 1,000 steps of the same scan "
+      "(reverse mode through the scan). Its floor: the hand-written reverse loop over the stored trajectory "
+      "(as the peers' `w2_floor` grad_rev) compiled in the same program; rune's gradient must agree with it "
+      "to 1e-9 relative (the order of the adjoint's operations differs, so not bit for bit).")
+    w("")
+    rg = find(rows, "W2grad", lambda r: r.impl.startswith("rune jit(grad"))
+    hr = find(rows, "W2grad", lambda r: r.impl.startswith("plain C++ hand-written reverse loop (in bench_w2)"))
+    if rg and hr and rg.t and hr.t:
+        q = rg.t / hr.t
+        per = [times(x) for x in per_round_ratios(rg, hr)]
+        w(f"**rune jit(grad): {rg.t / W2_GRAD_STEPS * 1e9:.0f} ns/step = {times(q)} the hand-written reverse loop "
+          f"({hr.t / W2_GRAD_STEPS * 1e9:.2f} ns/step). Target (within {W2GRAD_TARGET:.0f}x): "
+          f"{'MET' if q <= W2GRAD_TARGET else 'NOT MET'}.**" + (f" (per round: {', '.join(per)})" if len(per) > 1 else ""))
+        parts = []
+        for label, pred in (("PyTorch autograd, Python eager", lambda r: r.impl.startswith("PyTorch autograd, Python eager")),
+                            ("libtorch C++ autograd", lambda r: "libtorch C++ autograd" in r.impl),
+                            ("functorch.grad", lambda r: r.impl.startswith("functorch.grad"))):
+            p = find(rows, "W2grad", pred)
+            if p and p.t:
+                parts.append(f"{label} {fmt_step(p.t / W2_GRAD_STEPS * 1e9)}/step ({vs(p.t, rg.t)})")
+        if parts:
+            w("")
+            w("Against, in this run: " + "; ".join(parts) + ".")
+    else:
+        w("**rune: no W2grad result (see the raw output below).**")
+    w("")
+    grads = [c[2:] for c in checks if c.startswith("# W2 grad d x_1000")]
+    if grads:
+        w("Gradients printed by the programs (`%.17g`):")
+        w("")
+        w("```")
+        for g in dict.fromkeys(grads):
+            w(g)
+        w("```")
+        w("")
+    w("| implementation | per step | ratio (time ÷ the reverse loop's in bench_w2) | time per 1,000 steps (range) | program | notes |")
+    w("|---|---|---|---|---|---|")
+    for r in rows:
+        if r.workload != "W2grad" or r.t is None:
+            continue
+        name = f"**{r.impl}**" if r is rg else r.impl
+        w(f"| {name} | {fmt_step(r.t / W2_GRAD_STEPS * 1e9)} | {ratio(r.t, hr.t if hr else None, 1)} | "
+          f"{fmt_t(r.t)} ({r.spread()}) | {r.program} | {r.notes} |")
+    w("")
+
+    first = [r for r in rows if r.workload == "W2first" and r.t is not None]
+    w("### W2 first calls (information, no target)")
+    w("")
+    w("The cost before the first result: trace (or type inference) + compile + the first run, a fresh "
+      "compiled function per sample (median of the samples; the notes give the process's very first one and "
+      "the steady-state call, so the compile part can be read off). Numba's import is not counted.")
+    w("")
+    if first:
+        w("| implementation | first call | median (range) | program | notes |")
+        w("|---|---|---|---|---|")
+        for r in first:
+            w(f"| {r.impl} | {r.t * 1e3:.1f} ms | {fmt_t(r.t)} ({r.spread()}) | {r.program} | {r.notes} |")
+    else:
+        w("No first-call rows (see the raw output below).")
+    w("")
+
+
+# ---------------- W3 (c)
+JIT_PEERS = ("numexpr", "numba")
+
+
+def is_w3_compiled(r):
+    return r.workload == "W3" and (r.impl.startswith("rune jit") or r.impl.startswith(JIT_PEERS))
+
+
+def w3c_section(rows, copies, w):
+    w("## W3 (c): the same chain compiled, `rune::jit` of `tanh(x * 2 + 1) * x - exp(-x * x)`, 10,000,000 float32")
+    w("")
+    w("rune: `rune::jit` of the expression, traced once, a new result per call (`bench_w3`), with 2 threads "
+      "and with 1. The peers: numexpr (`numexpr.evaluate`, its register VM over cache-sized blocks, 1 and 2 "
+      "threads) and Numba's parallel fused loop, from the shared peers' `w_jit_peers.py w3`. Targets: the "
+      f"compiled chain within {W3C_COPY_TARGET:.0f}x of the copy loop's time at 2 threads (the headline copy "
+      f"of W3 (a)), and at least {W3C_NUMEXPR_TARGET:.0f}x faster than numexpr (2 threads, new result). An "
+      "executor that runs the chain one primitive at a time makes 8 passes over memory with a result each, "
+      "and cannot come near the copy loop; only a fused loop can. The verdicts below are as measured.")
+    w("")
+    rjs = {th: find(rows, "W3", lambda r, th=th: r.impl.startswith("rune jit expression") and r.threads == th)
+           for th in (2, 1)}
+    nes = {th: find(rows, "W3", lambda r, th=th: r.impl.startswith(f"numexpr fused chain ({th} thr, new result)"))
+           for th in (2, 1)}
+    rj = rjs.get(2)
+    if rj and rj.t:
+        c, ne = copies.get(2), nes.get(2)
+        if c and c.t:
+            q = rj.t / c.t
+            w(f"- **2 thr: rune jit {rj.t * 1e3:.2f} ms/call = {q:.1f}x the copy loop ({c.t * 1e3:.2f} ms); "
+              f"target (within {W3C_COPY_TARGET:.0f}x): {'MET' if q <= W3C_COPY_TARGET else 'NOT MET'}.**")
+        else:
+            w("- **2 thr: no copy-loop row to compare with; target not assessed.**")
+        if ne and ne.t:
+            q = ne.t / rj.t
+            w(f"- **2 thr: numexpr {ne.t * 1e3:.2f} ms/call ({vs(ne.t, rj.t)}); target (at least {W3C_NUMEXPR_TARGET:.0f}x "
+              f"faster): {'MET' if q >= W3C_NUMEXPR_TARGET else 'NOT MET'}.**")
+        else:
+            w("- **2 thr: no numexpr row (numexpr or Numba not installed?); target not assessed.**")
+        r1, c1, ne1 = rjs.get(1), copies.get(1), nes.get(1)
+        if r1 and r1.t:
+            parts = []
+            if c1 and c1.t:
+                parts.append(f"{r1.t / c1.t:.1f}x the copy loop ({c1.t * 1e3:.2f} ms)")
+            if ne1 and ne1.t:
+                parts.append(f"numexpr {ne1.t * 1e3:.2f} ms ({vs(ne1.t, r1.t)})")
+            w(f"- 1 thr (informative): rune jit {r1.t * 1e3:.2f} ms/call" + (": " + "; ".join(parts) if parts else "") + ".")
+        re2 = find(rows, "W3", lambda r: r.impl.startswith("rune nx eager expression") and r.threads == 2)
+        if re2 and re2.t:
+            w(f"- rune's eager expression (2 thr) {re2.t * 1e3:.2f} ms: compiling changes the time by "
+              f"{(rj.t / re2.t - 1) * 100:+.0f}%.")
+    else:
+        w("**rune: no compiled W3 result (see the raw output below).**")
+    w("")
+    w("| implementation | ms/call | ns/elem | effective GB/s | ratio to rune jit 2 thr (time ÷ rune's) | median (range) | program | notes |")
+    w("|---|---|---|---|---|---|---|---|")
+    table = [r for r in rows if is_w3_compiled(r)]
+    table += [c for c in (copies.get(2), copies.get(1)) if c]
+    for r in table:
+        name = f"**{r.impl}**" if r.impl.startswith("rune") else r.impl
+        gb = f"{r.gbs:.3g}" if r.gbs is not None and r.workload == "W3" and "effective" in r.derived else "–"
+        w(f"| {name} | {r.t * 1e3:.2f} | {r.t / N * 1e9:.2f} | {gb} | {ratio(r.t, rj.t if rj else None)} | "
+          f"{fmt_t(r.t)} ({r.spread()}) | {r.program} | {r.notes} |")
+    w("")
+
+
+# ---------------- W6
+def w6_ns(r):
+    """ns per call: from the derived figure (ns/call or us/call), the median over the rounds."""
+    def one(x):
+        v = x.num(r"([\d.]+) ns/call")
+        if v is None:
+            v = x.num(r"([\d.]+) us/call")
+            v = v * 1e3 if v is not None else None
+        return v
+    return median([one(x) for x in r.rs])
+
+
+def w6_section(rows, w):
+    w("## W6: the cost of a compiled call, `x * 2 + 1` on a float64[4]")
+    w("")
+    w("rune: `rune::jit([](nx::Tensor x) { return x * 2. + 1.; })` called with the same argument, 10,000 calls "
+      "per sample after 100 warm-up calls (one trace, then a cache hit per call; `bench/w6_call.cpp`); "
+      "ns/call is the median sample over 10,000. The peers: a torch.jit.script function and module called "
+      "from Python (`w6_call.py`), the saved TorchScript module called from libtorch C++ (`w6_libtorch`), "
+      "and a Numba njit function called from Python (`w_jit_peers.py w6`, including the Python call and the "
+      "result's allocation). rune's fixed cost per call: the key of the arguments, the cache look-up and the "
+      "executor's set-up and result, on top of the two ops.")
+    w("")
+    rj = find(rows, "W6", lambda r: r.impl.startswith("rune jit("))
+    if rj and w6_ns(rj) is not None:
+        ns = w6_ns(rj)
+        per = [f"{v:.0f}" for v in (x.num(r"([\d.]+) ns/call") for x in rj.rs) if v is not None]
+        w(f"**rune: {ns:.0f} ns/call; target < {W6_TARGET_NS:.0f} ns: {'MET' if ns < W6_TARGET_NS else 'NOT MET'}.**"
+          + (f" (per round: {', '.join(per)} ns/call)" if len(per) > 1 else ""))
+        parts = []
+        for label, pred in (("rune eager (the same two ops, no jit)", lambda r: r.impl.startswith("[extra] rune nx eager")),
+                            ("libtorch C++ TorchScript module", lambda r: r.impl.startswith("libtorch C++ torch::jit::load")),
+                            ("torch.jit.script from Python", lambda r: r.impl.startswith("torch.jit.script function called")),
+                            ("Numba njit from Python", lambda r: r.impl.startswith("numba"))):
+            p = find(rows, "W6", pred)
+            if p and w6_ns(p):
+                v = w6_ns(p)
+                parts.append(f"{label} {v:.0f} ns ({vs(v, ns, 'the jit call' if 'eager' in label else 'rune')})")
+        if parts:
+            w("")
+            w("Against, in this run: " + "; ".join(parts) + ".")
+    else:
+        w("**rune: no W6 result (see the raw output below).**")
+    w("")
+    w("| implementation | ns/call | ratio (ns ÷ rune jit's) | median per sample (range) | program | notes |")
+    w("|---|---|---|---|---|---|")
+    base = w6_ns(rj) if rj else None
+    for r in rows:
+        if r.workload != "W6":
+            continue
+        v = w6_ns(r)
+        name = f"**{r.impl}**" if r is rj else r.impl
+        w(f"| {name} | {f'{v:.0f}' if v is not None else r.derived} | {ratio(v, base)} | {fmt_t(r.t)} ({r.spread()}) | "
+          f"{r.program} | {r.notes} |")
+    w("")
 
 
 # ---------------- W4
@@ -368,7 +666,7 @@ def main():
     w("")
     w("Generated by `bench/run.sh` (do not edit by hand; rerun it). Each program reports the median of "
       "n >= 5 timed samples taken after untimed warm-up calls; rune's programs and the peers' "
-      "(`../shared/peers`: libtorch C++, numpy, PyTorch Python, plain C++ floors) ran one after "
+      "(`../shared/peers`: libtorch C++, numpy, PyTorch Python, Numba, numexpr, plain C++ floors) ran one after "
       f"another in the same run, on the same machine, {rounds} time(s) (rounds). The tables give the "
       "median of the rounds' medians and, in the median column, the lowest and highest round median.")
     w("")
@@ -386,7 +684,7 @@ def main():
       "no `-march=native`; the AVX2 kernels are picked at run time)")
     vers = [c for c in checks if "python=" in c]
     if vers:
-        w(f"- Python peers: `{vers[0].split(': ', 1)[-1]}`")
+        w(f"- Python peers: `{max(vers, key=len).split(': ', 1)[-1]}`")
     w("- Threads: rune runs large elementwise loops on oneTBB with its default concurrency "
       "(2 here) unless a row says 1 thr; PyTorch rows say their thread count; numpy is single-threaded.")
     cpu, rnd = [], 1
@@ -451,6 +749,8 @@ def main():
         rr = ratio(r.ns_op, rune1.ns_op if rune1 else None)
         w(f"| {name} | {ns} | {rr} | {fmt_t(r.t)} ({r.spread()}) | {r.program} | {r.notes} |")
     w("")
+
+    w2_section(rows, checks, w)
 
     # ---------------- W3 (a)
     w("## W3 (a): the single add `a + b`, 10,000,000 float32, against a copy loop of the same size")
@@ -535,7 +835,7 @@ def main():
     w("\"Effective GB/s\" counts 8 B/element (read x, write y), as the peers' `w3_floor.cpp` and "
       "`w3_elementwise.py` do; ns/elem and the ratios are the useful figures for an unfused chain of 8 ops.")
     w("")
-    ex_rows = [r for r in rows if r.workload == "W3" and "STREAM" not in r.impl]
+    ex_rows = [r for r in rows if r.workload == "W3" and "STREAM" not in r.impl and not is_w3_compiled(r)]
     rex = {th: find(rows, "W3", lambda r, th=th: r.impl.startswith("rune nx eager expression") and r.threads == th)
            for th in (2, 1)}
     r2 = rex.get(2)
@@ -577,8 +877,10 @@ def main():
           f"{fmt_t(r.t)} ({r.spread()}) | {r.program} | {r.notes} |")
     w("")
 
+    w3c_section(rows, copies, w)
     w4_section(rows, w)
     w5_section(rows, w)
+    w6_section(rows, w)
 
     # ---------------- checks and raw output
     w("## Checks")
@@ -590,7 +892,10 @@ def main():
       "pass written by hand in plain nx ops, in float32 and in float64 (largest difference over max|g| "
       "<= 1e-4), 20 SGD steps with either gradient must end at the same parameters, and the loss must "
       "fall below half over the timed training steps; the PyTorch and libtorch gradient peers check "
-      "their autograd against a hand-written backward pass too. A failed check makes the program exit "
+      "their autograd against a hand-written backward pass too. rune's W2 final states (both carries) must "
+      "equal the plain C++ loop's bit for bit and its W2 gradient must agree with the hand-written reverse "
+      "loop to 1e-9 relative; rune's compiled W3 chain is checked like the eager one; rune's W6 call must "
+      "give 3 in every element after one trace. A failed check makes the program exit "
       "non-zero (reported above as FAILED).")
     w("")
     w("```")

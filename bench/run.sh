@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs rune's benchmarks (W1, W3, W4, W5) and the peers' programs for the same
+# Runs rune's benchmarks (W1 to W6) and the peers' programs for the same
 # workloads in one run, then writes bench/RESULTS.md.
 #
 #   bash bench/run.sh BUILD_DIR        (`make bench` runs `bash bench/run.sh build`)
@@ -9,12 +9,14 @@
 # repository, or $RUNE_PEERS) are built into BUILD_DIR/peers; a peer whose
 # folder, compiler, library or Python module is missing is skipped with a note.
 # Environment: RUNE_PEERS (peers folder), BENCH_JOBS (ninja -j, default 1), BENCH_ONLY
-# (workloads to run, e.g. "W4"; default "W1 W3 W4 W5"),
+# (workloads to run, e.g. "W4"; default "W1 W2 W3 W4 W5 W6"),
 # PYTHON (default /usr/bin/python3), BENCH_RESULTS (output, default bench/RESULTS.md),
 # BENCH_WAIT_IDLE (seconds to wait for other processes to finish, default 30), BENCH_BUDGET
 # (seconds after which run.sh stops waiting and rerunning disturbed programs, default 300),
 # BENCH_ROUNDS (how many times every program runs, default 3).
-# Takes about 2.5-5 minutes (plus ~1 min, once, to compile the three libtorch peers).
+# Takes about 5-8 minutes (plus ~2 min, once, to compile the five libtorch peers). The W2
+# peers that take tens of seconds a run (libtorch and PyTorch eager loops, torch.jit.script)
+# run in round 1 only.
 set -u
 set -o pipefail
 
@@ -113,8 +115,9 @@ if [ "$(meson introspect --buildoptions "$build" 2>/dev/null | "${py:-python3}" 
   echo ">> meson configure $build -Dbench=true" >&2
   meson configure "$build" -Dbench=true >/dev/null || { echo "run.sh: meson configure failed" >&2; exit 1; }
 fi
-echo ">> ninja -C $build -j$jobs bench/bench_w1 bench/bench_w3 bench/bench_w4 bench/bench_w5" >&2
-if ! ninja -C "$build" -j"$jobs" bench/bench_w1 bench/bench_w3 bench/bench_w4 bench/bench_w5 >&2; then
+targets=(bench/bench_w1 bench/bench_w2 bench/bench_w3 bench/bench_w4 bench/bench_w5 bench/bench_w6)
+echo ">> ninja -C $build -j$jobs ${targets[*]}" >&2
+if ! ninja -C "$build" -j"$jobs" "${targets[@]}" >&2; then
   echo "run.sh: building the benchmarks failed" >&2
   exit 1
 fi
@@ -156,6 +159,7 @@ if [ "$have_peers" = 1 ]; then
     skip "no C++ compiler ($cxx): C++ peers skipped"
   else
     build_peer w1_floor w1_floor.cpp -O2 -ffp-contract=off -std=c++17 || skip "w1_floor did not compile (see $pbuild/w1_floor.err)"
+    build_peer w2_floor w2_floor.cpp -O2 -ffp-contract=off -std=c++17 || skip "w2_floor did not compile (see $pbuild/w2_floor.err)"
     build_peer w3_floor w3_floor.cpp -O3 -march=native -std=c++17 || skip "w3_floor did not compile (see $pbuild/w3_floor.err)"
     build_peer w3_floor_omp w3_floor.cpp -O3 -march=native -fopenmp -std=c++17 ||
       skip "w3_floor_omp (OpenMP) did not compile (see $pbuild/w3_floor_omp.err)"
@@ -164,6 +168,10 @@ if [ "$have_peers" = 1 ]; then
     if [ -f /usr/include/torch/csrc/api/include/torch/torch.h ]; then
       build_peer w1_libtorch w1_libtorch.cpp -O2 -std=c++17 -I/usr/include/torch/csrc/api/include \
         -- -ltorch -ltorch_cpu -lc10 || skip "w1_libtorch did not compile (see $pbuild/w1_libtorch.err)"
+      build_peer w2_libtorch w2_libtorch.cpp -O2 -std=c++17 -I/usr/include/torch/csrc/api/include \
+        -- -ltorch -ltorch_cpu -lc10 || skip "w2_libtorch did not compile (see $pbuild/w2_libtorch.err)"
+      build_peer w6_libtorch w6_libtorch.cpp -O2 -std=c++17 -I/usr/include/torch/csrc/api/include \
+        -- -ltorch -ltorch_cpu -lc10 || skip "w6_libtorch did not compile (see $pbuild/w6_libtorch.err)"
       build_peer w4_libtorch w4_libtorch.cpp -O2 -std=c++17 -I/usr/include/torch/csrc/api/include \
         -- -ltorch -ltorch_cpu -lc10 || skip "w4_libtorch did not compile (see $pbuild/w4_libtorch.err)"
       build_peer w4_grad_libtorch "$here/peer_w4_grad_libtorch.cpp" -O2 -std=c++17 \
@@ -175,12 +183,13 @@ if [ "$have_peers" = 1 ]; then
   fi
 fi
 has_mod() { [ -n "$py" ] && "$py" -c "import $1" >/dev/null 2>&1; }
-py_np=0; py_torch=0; py_numba=0
+py_np=0; py_torch=0; py_numba=0; py_numexpr=0
 if [ "$have_peers" = 1 ]; then
   if [ -z "$py" ]; then skip "no python3: Python peers skipped"; fi
   has_mod numpy && py_np=1 || skip "numpy not importable by $py: numpy peers skipped"
   has_mod torch && py_torch=1 || skip "torch not importable by $py: PyTorch peers skipped"
-  has_mod numba && py_numba=1 || skip "numba not importable by $py: the Numba W5 peer skipped"
+  has_mod numba && py_numba=1 || skip "numba not importable by $py: the Numba W2, W3, W5 and W6 peers skipped"
+  has_mod numexpr && py_numexpr=1 || skip "numexpr not importable by $py: the numexpr W3 peer skipped"
 fi
 # pyrun LABEL TIMEOUT ARGS...: a Python peer, run from the peers' py/ folder (imports common.py).
 pyrun() {
@@ -212,6 +221,22 @@ w1_round() {
   [ "$py_both" = 1 ] && pyrun "w1_eager.py" 180 w1_eager.py
   return 0
 }
+w2_round() {
+  run "rune W2" 240 "$build/bench/bench_w2"
+  peer_ok w2_floor && run "w2_floor" 120 "$pbuild/w2_floor"
+  if [ "$have_peers" = 1 ] && [ "$py_numba" = 1 ]; then
+    pyrun "w_jit_peers.py w2" 120 w_jit_peers.py w2
+    pyrun "peer_w2_first_call.py numba" 120 "$here/peer_w2_first_call.py" numba
+  fi
+  # The slow peers (tens of seconds per run): round 1 only.
+  if [ "$round" = 1 ]; then
+    peer_ok w2_libtorch && run "w2_libtorch" 240 "$pbuild/w2_libtorch"
+    [ "$py_both" = 1 ] && pyrun "w2_lorenz.py all" 300 w2_lorenz.py all
+    [ "$have_peers" = 1 ] && [ "$py_torch" = 1 ] &&
+      pyrun "peer_w2_first_call.py torchjit" 180 "$here/peer_w2_first_call.py" torchjit
+  fi
+  return 0
+}
 w3_round() {
   run "rune W3" 180 "$build/bench/bench_w3"
   peer_ok w3_floor && run "w3_floor" 180 "$pbuild/w3_floor"
@@ -225,6 +250,10 @@ w3_round() {
   if [ "$py_both" = 1 ]; then
     pyrun "peer_w3_add.py eager 2" 120 "$here/peer_w3_add.py" eager 2
     pyrun "peer_w3_add.py eager 1" 120 "$here/peer_w3_add.py" eager 1
+  fi
+  # numexpr (1 and 2 threads) and Numba's parallel loop on the same chain (w_jit_peers.py imports both)
+  if [ "$have_peers" = 1 ] && [ "$py_numexpr" = 1 ] && [ "$py_numba" = 1 ]; then
+    pyrun "w_jit_peers.py w3" 180 w_jit_peers.py w3
   fi
   return 0
 }
@@ -251,15 +280,27 @@ w5_round() {
   [ "$have_peers" = 1 ] && [ "$py_numba" = 1 ] && pyrun "w_jit_peers.py w5" 240 w_jit_peers.py w5
   return 0
 }
+w6_round() {
+  run "rune W6" 120 "$build/bench/bench_w6"
+  # w6_call.py also writes the TorchScript modules that w6_libtorch loads.
+  if [ "$have_peers" = 1 ] && [ "$py_torch" = 1 ]; then
+    pyrun "w6_call.py" 180 w6_call.py "$pbuild/w6_f.pt"
+    peer_ok w6_libtorch && [ -f "$pbuild/w6_f.pt" ] && run "w6_libtorch" 120 "$pbuild/w6_libtorch" "$pbuild/w6_f.pt"
+  fi
+  [ "$have_peers" = 1 ] && [ "$py_numba" = 1 ] && pyrun "w_jit_peers.py w6" 120 w_jit_peers.py w6
+  return 0
+}
 # BENCH_ONLY (e.g. "W4" or "W1 W3"): only these workloads' rounds (all by default).
-only=${BENCH_ONLY:-W1 W3 W4 W5}
+only=${BENCH_ONLY:-W1 W2 W3 W4 W5 W6}
 deadline=$(($(date +%s) + ${BENCH_BUDGET:-300}))
 for round in $(seq 1 "$rounds"); do
-  for wl in W1 W3 W4 W5; do
+  for wl in W1 W2 W3 W4 W5 W6; do
     case " $only " in *" $wl "*) ;; *) continue ;; esac
     wait_idle
     log "# ==== round $round of $rounds: $wl"
-    case $wl in W1) w1_round ;; W3) w3_round ;; W4) w4_round ;; W5) w5_round ;; esac
+    case $wl in
+      W1) w1_round ;; W2) w2_round ;; W3) w3_round ;; W4) w4_round ;; W5) w5_round ;; W6) w6_round ;;
+    esac
   done
 done
 log "# finished $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(( $(date +%s) - start )) s"

@@ -3,6 +3,7 @@
 //   (b) the unfused eager expression
 //       y = tanh(x * 2 + 1) * x - exp(-x * x)       ("effective" GB/s: 8 B/elem, read x + write y,
 //                                                    as ../shared/peers w3_floor.cpp / w3_elementwise.py)
+//   (c) the same expression compiled with rune::jit (same figures as (b))
 // against the memory-bandwidth limit of this machine measured in the same
 // program: STREAM-style copy `b = a` (8 B/elem) and add `c = a + b` (12 B/elem)
 // in plain C++ over the same 10M floats. Write-allocate traffic is not counted
@@ -11,7 +12,7 @@
 // rune runs its large elementwise loops on oneTBB. Everything is measured with
 // TBB's default concurrency (all cores: "2 thr" here) and then again under
 // tbb::global_control(max_allowed_parallelism, 1) ("1 thr").
-#include <rune/nx.hpp>
+#include <rune/rune.hpp>
 
 #include <tbb/blocked_range.h>
 #include <tbb/global_control.h>
@@ -106,6 +107,27 @@ static void run(int threads, const nx::Tensor& x, const nx::Tensor& ones, const 
                 per_call(ex) + fmtd("%.2f ns/elem, ", ex.med / double(N) * 1e9) +
                     fmtd("%.3g GB/s effective", 8.0 * double(N) / ex.med / 1e9),
                 tnote + "; unfused: 8 eager ops, new result per op");
+
+  // (c) the same expression compiled: rune::jit, one trace, then the program per call.
+  const auto compiled = rune::jit([](const nx::Tensor& v) { return nx::tanh(v * 2.0 + 1.0) * v - nx::exp(-v * v); });
+  {
+    nx::Tensor y = compiled(x);
+    std::vector<float> yv = nx::to_vector<float>(y);
+    double sum = 0, maxdiff = 0;
+    for (long i = 0; i < N; ++i) {
+      sum += yv[std::size_t(i)];
+      maxdiff = std::max(maxdiff, std::fabs(double(yv[std::size_t(i)]) - double(ref[std::size_t(i)])));
+    }
+    bool ok = y.dtype() == nx::float32 && maxdiff <= 1e-5;
+    std::printf("# W3 checksum (rune jit%s): %.17g; max |rune - C++ tanhf/expf loop| = %.3g: %s\n", thr.c_str(), sum,
+                maxdiff, ok ? "ok" : "WRONG");
+    failures += !ok;
+  }
+  bench::Stats cx = bench::measure([&] { nx::Tensor y = compiled(x); bench::keep(y); }, 11, 2);
+  bench::report("W3", "rune jit expression" + thr, cx,
+                per_call(cx) + fmtd("%.2f ns/elem, ", cx.med / double(N) * 1e9) +
+                    fmtd("%.3g GB/s effective", 8.0 * double(N) / cx.med / 1e9),
+                tnote + "; rune::jit of the same chain (traced once); new result per call");
 
   // The bandwidth limit, same size, preallocated outputs.
   float* a = static_cast<float*>(std::aligned_alloc(64, N * sizeof(float)));
