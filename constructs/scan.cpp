@@ -192,6 +192,10 @@ std::int64_t scan_length(const std::vector<nx::Tensor>& xs) {
   return xs[0].shape()[0];
 }
 
+void check_scan_length(std::int64_t length) {
+  if (length < 0) nx::ops::fail("rune::scan", "the length is negative (" + std::to_string(length) + ")");
+}
+
 void scan_carry_differs(const std::string& difference) { nx::ops::fail("rune::scan", difference); }
 
 std::vector<nx::Tensor> bind_scan(std::shared_ptr<const ir::Program> step, std::int64_t length, int carry_count,

@@ -438,3 +438,23 @@ TEST_CASE("iterate: derivatives of a loop that stops at once, eagerly and compil
   CHECK(same_bits(rune::jit(rune::grad(f))(vec({0.1, 0.2})), vec({3., 3.})));
   CHECK(same_bits(rune::jit(rune::grad(f))(vec({1., 2.})), vec({0.75, 0.75})));
 }
+
+TEST_CASE("scan by length: no xs, the step takes the carry alone") {
+  auto step = [](const Tensor& c) { return std::pair{c * 1.5 + 1., c}; };
+  const Tensor c0 = nx::scalar(nx::float64, 2.);
+  auto [last, ys] = rune::scan(step, c0, 4);
+  auto [last_xs, ys_xs] = rune::scan([&](const Tensor& c, const Tensor&) { return step(c); }, c0,
+                                     nx::zeros(nx::float64, {4}));
+  CHECK(nx::to_string(last) == nx::to_string(last_xs));
+  CHECK(nx::to_string(ys) == nx::to_string(ys_xs));
+  // compiled, differentiated and mapped as any scan
+  auto f = [&](const Tensor& c) { return rune::scan(step, c, 4).first; };
+  CHECK(nx::to_string(rune::jit(f)(c0)) == nx::to_string(last));
+  CHECK(nx::item(rune::grad(f)(c0)) == 1.5 * 1.5 * 1.5 * 1.5);
+  CHECK(nx::to_string(rune::vmap(f)(nx::create(nx::float64, {2}, {2., 0.}))) == "float64 [2] [18.25, 8.125]");
+  // zero rows: the carry as given, empty stacks
+  auto [same, none] = rune::scan(step, c0, 0);
+  CHECK(nx::item(same) == 2.);
+  CHECK(none.shape() == nx::Shape{0});
+  CHECK_THROWS_WITH(rune::scan(step, c0, -1), "rune::scan: the length is negative (-1)");
+}

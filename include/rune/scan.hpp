@@ -14,24 +14,20 @@ namespace rune {
 namespace detail {
 // Checks xs and gives its number of rows; throws the API's errors.
 std::int64_t scan_length(const std::vector<nx::Tensor>& xs);
+// Throws unless a scan by length may take `length` rows (0 or more).
+void check_scan_length(std::int64_t length);
 [[noreturn]] void scan_carry_differs(const std::string& difference);
-}  // namespace detail
 
-// f(carry, row) -> std::pair<C, Y>. Returns the final carry and every Y
-// stacked along a new leading axis. The step is traced once into a program
-// (its C++ runs once, whatever the number of rows), so the carry it returns
-// must have the structure, dtypes and shapes of the one it received.
-template <class F, class C, class X>
-auto scan(F f, const C& init, const X& xs) {
-  std::vector<nx::Tensor> init_leaves = leaves(init), xs_leaves = leaves(xs);
-  const std::int64_t length = detail::scan_length(xs_leaves);
-
+// Traces step(carry, row leaves) once and binds the scan of `length` rows
+// over xs_leaves (none: a scan by length).
+template <class C, class Step>
+auto staged_scan(const C& init, const std::vector<nx::Tensor>& xs_leaves, std::int64_t length, Step step) {
+  std::vector<nx::Tensor> init_leaves = leaves(init);
   detail::Staging staging("rune::scan");
   std::vector<nx::Tensor> carry_params = staging.parameters(init_leaves);
   std::vector<nx::Tensor> row_params = staging.row_parameters(xs_leaves);
   C carry_in = rebuild(init, std::span<const nx::Tensor>(carry_params));
-  X row_in = rebuild(xs, std::span<const nx::Tensor>(row_params));
-  auto [carry_out, y] = f(carry_in, row_in);
+  auto [carry_out, y] = step(carry_in, std::span<const nx::Tensor>(row_params));
   static_assert(std::is_same_v<std::decay_t<decltype(carry_out)>, C>,
                 "rune::scan: the step must return the carry's type as the first of its pair");
   // The carry's leaves, then y's (the pair's walk order).
@@ -39,15 +35,38 @@ auto scan(F f, const C& init, const X& xs) {
   if (auto difference = first_difference(carry_out, carry_in, "in the carry the step returned",
                                          "in the carry it received"))
     detail::scan_carry_differs(*difference);
-  auto step = staging.finish(results);
+  auto program = staging.finish(results);
 
   std::vector<nx::Tensor> inputs = init_leaves;
   inputs.insert(inputs.end(), xs_leaves.begin(), xs_leaves.end());
   inputs.insert(inputs.end(), staging.captures().begin(), staging.captures().end());
   std::vector<nx::Tensor> outs =
-      detail::bind_scan(step, length, int(init_leaves.size()), int(xs_leaves.size()), inputs);
+      detail::bind_scan(program, length, int(init_leaves.size()), int(xs_leaves.size()), inputs);
   std::span<const nx::Tensor> all(outs);
   return std::pair{rebuild(init, all.first(init_leaves.size())), rebuild(y, all.subspan(init_leaves.size()))};
+}
+}  // namespace detail
+
+// f(carry, row) -> std::pair<C, Y>. Returns the final carry and every Y
+// stacked along a new leading axis. The step is traced once into a program
+// (its C++ runs once, whatever the number of rows), so the carry it returns
+// must have the structure, dtypes and shapes of the one it received.
+template <class F, class C, class X>
+  requires(!std::is_integral_v<X>)
+auto scan(F f, const C& init, const X& xs) {
+  std::vector<nx::Tensor> xs_leaves = leaves(xs);
+  const std::int64_t length = detail::scan_length(xs_leaves);
+  return detail::staged_scan(init, xs_leaves, length, [&](const C& carry, std::span<const nx::Tensor> row) {
+    return f(carry, rebuild(xs, row));
+  });
+}
+
+// The scan by length: f(carry) -> std::pair<C, Y>, run `length` times (0 or
+// more), with no xs.
+template <class F, class C>
+auto scan(F f, const C& init, std::int64_t length) {
+  detail::check_scan_length(length);
+  return detail::staged_scan(init, {}, length, [&](const C& carry, std::span<const nx::Tensor>) { return f(carry); });
 }
 
 }  // namespace rune
