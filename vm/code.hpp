@@ -95,6 +95,7 @@ struct ScanOp {
   std::vector<Location> inputs;
   std::vector<Location> outputs;
   std::vector<nx::ops::TensorType> output_types;
+  std::vector<bool> rows_read;  // per xs: whether the step reads its row (a row no one reads is not put)
 };
 
 // A construct run by sub-codes (body, cond, iterate): `codes` are its

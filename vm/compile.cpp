@@ -316,6 +316,14 @@ class Compiler {
       scan.outputs.push_back(home(v));
       scan.output_types.push_back(type(v));
     }
+    const ir::Program& step = *eq.programs[0];
+    for (int k = 0; k < scan.info.xs_count; ++k) {
+      const int row = step.params[std::size_t(scan.info.carry_count + k)];
+      bool read = std::find(step.results.begin(), step.results.end(), row) != step.results.end();
+      for (const ir::Equation& inner : step.equations)
+        read = read || std::find(inner.inputs.begin(), inner.inputs.end(), row) != inner.inputs.end();
+      scan.rows_read.push_back(read);
+    }
     code_.scans.push_back(std::move(scan));
     Instruction in;
     in.op = Op::scan;

@@ -54,6 +54,7 @@ Plan plan(const ScanOp& scan, const Frame& f) {
   const std::size_t carry = std::size_t(scan.info.carry_count), xs_end = carry + std::size_t(scan.info.xs_count);
   Plan p;
   for (std::size_t k = carry; k < xs_end; ++k) {
+    if (!scan.rows_read[k - carry]) continue;
     const nx::Tensor& xs = f.tensors[std::size_t(scan.inputs[k].index)];
     const auto& x = *xs.impl();
     const std::size_t size = nx::size_of(x.dtype);
