@@ -15,10 +15,8 @@
 //   (c) first call (trace + compile + first run) of each jitted function, in
 //       ms, with a fresh rune::jit object per sample.
 //
-// rune::scan by length (API.md, "Additions for simulation code") is not in the
-// library yet: the scans here run over the rows of a float64 [steps, 0] tensor
-// (rows of no elements; the step ignores them) and emit nothing per step
-// (std::tuple<>).
+// The scans are scans by length (rune::scan(f, init, steps)) and emit nothing
+// per step (std::tuple<>).
 #include <rune/rune.hpp>
 
 #include <algorithm>
@@ -99,11 +97,9 @@ static nx::Tensor step3(const nx::Tensor& s) {  // [extra] the state as one floa
   return s + DT * ds;
 }
 
-// `steps` Euler steps as one scan (no per-step output).
+// `steps` Euler steps as one scan by length (no per-step output).
 template <class C, class Step> static C run_steps(const C& s0, long steps, Step one) {
-  const nx::Tensor ticks = nx::zeros(nx::float64, {steps, 0});
-  return rune::scan([one](const C& s, const nx::Tensor&) { return std::pair{one(s), std::tuple<>{}}; }, s0, ticks)
-      .first;
+  return rune::scan([one](const C& s) { return std::pair{one(s), std::tuple<>{}}; }, s0, std::int64_t(steps)).first;
 }
 
 static State state(double x, double y, double z) {
@@ -177,7 +173,7 @@ int main() {
               show(rune3_s).c_str(), eq3 ? "yes" : "NO");
   failures += !eq + !eq3;
 
-  const std::string steps = "100000 steps; scan over a float64 [100000, 0] (no scan by length yet), y = std::tuple<>";
+  const std::string steps = "100000 steps; scan by length, y = std::tuple<>";
   bench::report("W2", "plain C++ scalar loop (in bench_w2)", f, fmtd("%.2f ns/step", f.med / N * 1e9),
                 "g++ -O3 -ffp-contract=off (meson release, project flags); 1 thread; noinline; 100000 steps");
   bench::report("W2", "rune jit(scan), carry = 3 float64 scalars", c,
