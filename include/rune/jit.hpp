@@ -3,9 +3,11 @@
 // A call retraces exactly when its key is new: the static leaves and the
 // structure of the arguments, and each tensor leaf's dtype, shape,
 // placement and layout (C order or a strided view). Captured doubles and tensors are constants of the program of
-// that key. The program runs through the passes once, then the reference
-// interpreter on every call (the VM replaces it later). A compiled function
-// may be called from several threads at once.
+// that key. The program runs through the passes and is compiled to bytecode
+// once; every call runs the bytecode on the VM (vm/, docs/vm.md), and a call
+// whose arguments are all tensors of the latest call's types finds it
+// without building a key. A compiled function may be called from several
+// threads at once.
 #pragma once
 
 #include <atomic>
