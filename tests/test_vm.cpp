@@ -4,6 +4,7 @@
 // the two as well: test_golden, test_generated).
 #include <atomic>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <new>
@@ -303,4 +304,21 @@ TEST_CASE("RUNE_VM_TRACE prints every instruction executed, with what it wrote",
                             "vm: add_f64    s3 = s2 s0  ; s3 = float64 [] 9\n");
   else
     CHECK(captured.str().empty());
+}
+
+TEST_CASE("docs/vm.md's opcode table names every opcode") {
+  std::ifstream page(std::string(RUNE_DOCS_DIR) + "/vm.md");
+  REQUIRE(page);
+  std::stringstream text;
+  text << page.rdbuf();
+  for (const char* name : {
+#define OP(name, operands, meaning) #name,
+#include "vm/opcodes.def"
+#undef OP
+       }) {
+    INFO(name);
+    std::string quoted = "`";
+    quoted.append(name).append("`");
+    CHECK(text.str().find(quoted) != std::string::npos);
+  }
 }
