@@ -61,8 +61,13 @@ Tensor bind(Prim p, std::span<const Tensor> operands, const Params& params) {
   for (const Tensor& t : operands) traced = traced || t.impl()->tracer;
   if (traced)
     if (Trace* trace = find_trace(p, operands, params)) return trace->process(p, operands, params, type);
-  // No trace processes it: the primitive runs eagerly on elements; a donated
-  // operand cannot be read (elements_of throws naming the api).
+  // No trace processes it: the primitive runs eagerly on elements.
+  return apply_eager(p, operands, params, type);
+}
+
+Tensor apply_eager(Prim p, std::span<const Tensor> operands, const Params& params, const TensorType& type) {
+  const std::string_view api = info(p).api;
+  // a donated operand cannot be read (elements_of throws naming the api)
   for (const Tensor& t : operands)
     if (t.impl()->storage->donated.load(std::memory_order_relaxed)) (void)elements_of(t, api);
   return call_rule("eager", api, [&] { return rules(p).eager(p, operands, params, type); });

@@ -115,8 +115,12 @@ const Rules& rules(Prim p);
 // (ops/sizes.hpp), so no primitive makes a value too large to address.
 TensorType result_type(Prim p, std::span<const Tensor> operands, const Params& params);
 
+// The eager rule on concrete operands whose checks have passed and whose
+// result type is `type` (the VM's calls: a compiled program is typed).
+Tensor apply_eager(Prim p, std::span<const Tensor> operands, const Params& params, const TensorType& type);
+
 // Applies a primitive: the innermost trace that owns an operand processes
-// it, and with no trace involved the eager kernel runs.
+// it, and with no trace involved the eager kernel runs (apply_eager).
 Tensor bind(Prim p, std::span<const Tensor> operands, const Params& params);
 inline Tensor bind(Prim p, std::initializer_list<Tensor> operands, const Params& params = {}) {
   return bind(p, std::span<const Tensor>(operands.begin(), operands.size()), params);

@@ -55,6 +55,7 @@ static_assert(sizeof(Instruction) == 32, "docs/vm.md draws the instruction in 32
 // rule; construct: by the construct table's eager rule).
 struct Call {
   const ir::Equation* equation = nullptr;
+  nx::ops::TensorType type;  // call: the result's type
   std::vector<std::int32_t> inputs;    // tensor registers
   std::vector<std::int32_t> outputs;   // tensor registers
 };

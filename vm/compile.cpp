@@ -298,6 +298,7 @@ class Compiler {
       call.outputs.push_back(load.a);
       loads.push_back(load);
     }
+    if (eq.kind == ir::OpKind::primitive) call.type = type(eq.outputs[0]);
     code_.calls.push_back(std::move(call));
     Instruction in;
     in.op = eq.kind == ir::OpKind::primitive ? Op::call : Op::construct;

@@ -29,11 +29,16 @@ void run_call(const Call& call, Frame& f) {
   Operands in;
   for (std::int32_t r : call.inputs) in.push_back(f.tensors[std::size_t(r)]);
   const ir::Equation& eq = *call.equation;
+  const std::span<const nx::Tensor> operands(in.data(), in.size());
   if (eq.kind == ir::OpKind::primitive) {
-    f.tensors[std::size_t(call.outputs[0])] = nx::ops::bind(eq.prim, std::span<const nx::Tensor>(in.data(), in.size()), eq.params);
+    // The program is typed: the checks bind repeats have passed (a
+    // primitive without an eager rule, a collective, goes through bind).
+    f.tensors[std::size_t(call.outputs[0])] = nx::ops::rules(eq.prim).eager
+                                                  ? nx::ops::apply_eager(eq.prim, operands, eq.params, call.type)
+                                                  : nx::ops::bind(eq.prim, operands, eq.params);
     return;
   }
-  std::vector<nx::Tensor> out = ir::bind_construct(eq, std::span<const nx::Tensor>(in.data(), in.size()), ir::entry_point(eq));
+  std::vector<nx::Tensor> out = ir::bind_construct(eq, operands, ir::entry_point(eq));
   for (std::size_t k = 0; k < out.size() && k < call.outputs.size(); ++k)
     f.tensors[std::size_t(call.outputs[k])] = std::move(out[k]);
 }

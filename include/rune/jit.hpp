@@ -79,12 +79,15 @@ template <class F> class Compiled {
     std::atomic<std::int64_t> traces{0};
     // The fast path of calls whose arguments are all tensors: the latest
     // such call's argument types and executable, found without building a
-    // key when the next call's arguments have those types.
+    // key when the next call's arguments have those types. One Latest per
+    // cached executable, kept as long as the cache (under `mutex`), so the
+    // pointer a call loads stays valid.
     struct Latest {
       std::vector<TreeKey::Leaf> types;
       std::shared_ptr<const detail::Executable> exe;
     };
-    std::atomic<std::shared_ptr<const Latest>> latest_call;
+    std::unordered_map<const detail::Executable*, std::unique_ptr<const Latest>> latests;
+    std::atomic<const Latest*> latest_call{nullptr};
   };
 
   static TreeKey::Leaf type_of(const nx::Tensor& t) {
@@ -92,7 +95,7 @@ template <class F> class Compiled {
   }
 
   template <class... Args> std::shared_ptr<const detail::Executable> latest_for(const Args&... args) const {
-    const std::shared_ptr<const typename State::Latest> latest = state_->latest_call.load();
+    const typename State::Latest* latest = state_->latest_call.load(std::memory_order_acquire);
     if (!latest || !(args.defined() && ...)) return nullptr;
     std::size_t k = 0;
     const bool same = ((type_of(args) == latest->types[k++]) && ...);
@@ -101,8 +104,11 @@ template <class F> class Compiled {
 
   template <class... Args> void remember(std::shared_ptr<const detail::Executable> exe, const Args&... args) const {
     if (!(args.defined() && ...)) return;
-    state_->latest_call.store(std::make_shared<const typename State::Latest>(
-        typename State::Latest{{type_of(args)...}, std::move(exe)}));
+    std::lock_guard lock(state_->mutex);
+    auto& latest = state_->latests[exe.get()];
+    if (!latest) latest = std::make_unique<const typename State::Latest>(
+                     typename State::Latest{{type_of(args)...}, std::move(exe)});
+    state_->latest_call.store(latest.get(), std::memory_order_release);
   }
 
   static void append(std::vector<nx::Tensor>& to, std::vector<nx::Tensor>&& more) {
