@@ -198,6 +198,27 @@ def fmt_step(ns):
     return f"{ns:.2f} ns" if ns < 100 else f"{ns:.0f} ns"
 
 
+def table_rows(w, rows, workload, highlight, cells):
+    """A table line per measured row of `workload`: its name (bold for `highlight`), then cells(r)."""
+    for r in rows:
+        if r.workload != workload or r.t is None:
+            continue
+        name = f"**{r.impl}**" if r is highlight else r.impl
+        w(f"| {name} | {cells(r)} |")
+
+
+def against_peers(w, rows, workload, rune, steps, peers):
+    """"Against, in this run: ..." for the peers' rows of `workload` found by (label, predicate)."""
+    parts = []
+    for label, pred in peers:
+        p = find(rows, workload, pred)
+        if p and p.t:
+            parts.append(f"{label} {fmt_step(p.t / steps * 1e9)}/step ({vs(p.t, rune.t)})")
+    if parts:
+        w("")
+        w("Against, in this run: " + "; ".join(parts) + ".")
+
+
 def w2_states(checks):
     """The final states after 100,000 steps printed by the programs (# W2 final state (label): [x, y, z])."""
     out = []
@@ -241,19 +262,13 @@ def w2_section(rows, checks, w):
           f"({fl.t / W2_STEPS * 1e9:.2f} ns/step, same program, same run); final state bitwise equal to the "
           f"loop's: {'yes' if eq else 'NO'}. Target (within {W2_TARGET:.0f}x and bitwise equal): "
           f"{'MET' if met else 'NOT MET'}.**" + (f" (per round: {', '.join(per)})" if len(per) > 1 else ""))
-        parts = []
-        for label, pred in (("the peers' C++ floor `w2_floor` (g++ -O2)", lambda r: r.impl.startswith("plain C++ scalar loop (floor)")),
-                            ("Numba njit", lambda r: r.impl.startswith("numba")),
-                            ("numpy", lambda r: r.impl.startswith("numpy loop")),
-                            ("torch.jit.script", lambda r: r.impl.startswith("torch.jit.script")),
-                            ("libtorch C++ eager", lambda r: r.impl.startswith("libtorch C++ eager loop")),
-                            ("PyTorch Python eager", lambda r: r.impl.startswith("PyTorch Python eager loop"))):
-            p = find(rows, "W2", pred)
-            if p and p.t:
-                parts.append(f"{label} {fmt_step(p.t / W2_STEPS * 1e9)}/step ({vs(p.t, rj.t)})")
-        if parts:
-            w("")
-            w("Against, in this run: " + "; ".join(parts) + ".")
+        against_peers(w, rows, "W2", rj, W2_STEPS, (
+            ("the peers' C++ floor `w2_floor` (g++ -O2)", lambda r: r.impl.startswith("plain C++ scalar loop (floor)")),
+            ("Numba njit", lambda r: r.impl.startswith("numba")),
+            ("numpy", lambda r: r.impl.startswith("numpy loop")),
+            ("torch.jit.script", lambda r: r.impl.startswith("torch.jit.script")),
+            ("libtorch C++ eager", lambda r: r.impl.startswith("libtorch C++ eager loop")),
+            ("PyTorch Python eager", lambda r: r.impl.startswith("PyTorch Python eager loop"))))
     else:
         w("**rune: no W2 result (see the raw output below).**")
     w("")
@@ -291,16 +306,10 @@ def w2_section(rows, checks, w):
         w(f"**rune jit(grad): {rg.t / W2_GRAD_STEPS * 1e9:.0f} ns/step = {times(q)} the hand-written reverse loop "
           f"({hr.t / W2_GRAD_STEPS * 1e9:.2f} ns/step). Target (within {W2GRAD_TARGET:.0f}x): "
           f"{'MET' if q <= W2GRAD_TARGET else 'NOT MET'}.**" + (f" (per round: {', '.join(per)})" if len(per) > 1 else ""))
-        parts = []
-        for label, pred in (("PyTorch autograd, Python eager", lambda r: r.impl.startswith("PyTorch autograd, Python eager")),
-                            ("libtorch C++ autograd", lambda r: "libtorch C++ autograd" in r.impl),
-                            ("functorch.grad", lambda r: r.impl.startswith("functorch.grad"))):
-            p = find(rows, "W2grad", pred)
-            if p and p.t:
-                parts.append(f"{label} {fmt_step(p.t / W2_GRAD_STEPS * 1e9)}/step ({vs(p.t, rg.t)})")
-        if parts:
-            w("")
-            w("Against, in this run: " + "; ".join(parts) + ".")
+        against_peers(w, rows, "W2grad", rg, W2_GRAD_STEPS, (
+            ("PyTorch autograd, Python eager", lambda r: r.impl.startswith("PyTorch autograd, Python eager")),
+            ("libtorch C++ autograd", lambda r: "libtorch C++ autograd" in r.impl),
+            ("functorch.grad", lambda r: r.impl.startswith("functorch.grad"))))
     else:
         w("**rune: no W2grad result (see the raw output below).**")
     w("")
@@ -315,12 +324,9 @@ def w2_section(rows, checks, w):
         w("")
     w("| implementation | per step | ratio (time ÷ the reverse loop's in bench_w2) | time per 1,000 steps (range) | program | notes |")
     w("|---|---|---|---|---|---|")
-    for r in rows:
-        if r.workload != "W2grad" or r.t is None:
-            continue
-        name = f"**{r.impl}**" if r is rg else r.impl
-        w(f"| {name} | {fmt_step(r.t / W2_GRAD_STEPS * 1e9)} | {ratio(r.t, hr.t if hr else None, 1)} | "
-          f"{fmt_t(r.t)} ({r.spread()}) | {r.program} | {r.notes} |")
+    table_rows(w, rows, "W2grad", rg,
+               lambda r: f"{fmt_step(r.t / W2_GRAD_STEPS * 1e9)} | {ratio(r.t, hr.t if hr else None, 1)} | "
+                         f"{fmt_t(r.t)} ({r.spread()}) | {r.program} | {r.notes}")
     w("")
 
     first = [r for r in rows if r.workload == "W2first" and r.t is not None]
@@ -646,12 +652,9 @@ def w5_section(rows, w):
     w("")
     w("| implementation | median ms | ratio (time ÷ rune compiled's) | median per sample (range) | program | notes |")
     w("|---|---|---|---|---|---|")
-    for r in rows:
-        if r.workload != "W5" or r.t is None:
-            continue
-        name = f"**{r.impl}**" if r is rj else r.impl
-        w(f"| {name} | {r.t * 1e3:.2f} | {ratio(r.t, rj.t if rj else None)} | {fmt_t(r.t)} ({r.spread()}) | "
-          f"{r.program} | {r.notes} |")
+    table_rows(w, rows, "W5", rj,
+               lambda r: f"{r.t * 1e3:.2f} | {ratio(r.t, rj.t if rj else None)} | {fmt_t(r.t)} ({r.spread()}) | "
+                         f"{r.program} | {r.notes}")
     w("")
 
 

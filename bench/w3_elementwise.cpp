@@ -87,10 +87,8 @@ static void run(int threads, const nx::Tensor& x, const nx::Tensor& ones, const 
     failures += bad != 0;
   }
 
-  // (b) the unfused expression: 8 ops, 7 temporaries and the result per call.
-  auto expr = [&] { return nx::tanh(x * 2.0 + 1.0) * x - nx::exp(-x * x); };
-  {
-    nx::Tensor y = expr();
+  // The chain's checksum, and its distance from the C++ tanhf/expf loop.
+  auto check_chain = [&](const nx::Tensor& y, const std::string& label) {
     std::vector<float> yv = nx::to_vector<float>(y);
     double sum = 0, maxdiff = 0;
     for (long i = 0; i < N; ++i) {
@@ -98,36 +96,28 @@ static void run(int threads, const nx::Tensor& x, const nx::Tensor& ones, const 
       maxdiff = std::max(maxdiff, std::fabs(double(yv[std::size_t(i)]) - double(ref[std::size_t(i)])));
     }
     bool ok = y.dtype() == nx::float32 && maxdiff <= 1e-5;
-    std::printf("# W3 checksum (rune nx eager%s): %.17g; max |rune - C++ tanhf/expf loop| = %.3g: %s\n", thr.c_str(),
-                sum, maxdiff, ok ? "ok" : "WRONG");
+    std::printf("# W3 checksum (%s%s): %.17g; max |rune - C++ tanhf/expf loop| = %.3g: %s\n", label.c_str(),
+                thr.c_str(), sum, maxdiff, ok ? "ok" : "WRONG");
     failures += !ok;
-  }
+  };
+  auto report_chain = [&](const char* name, const bench::Stats& s, const std::string& note) {
+    bench::report("W3", name + thr, s,
+                  per_call(s) + fmtd("%.2f ns/elem, ", s.med / double(N) * 1e9) +
+                      fmtd("%.3g GB/s effective", 8.0 * double(N) / s.med / 1e9),
+                  tnote + note);
+  };
+
+  // (b) the unfused expression: 8 ops, 7 temporaries and the result per call.
+  auto expr = [&] { return nx::tanh(x * 2.0 + 1.0) * x - nx::exp(-x * x); };
+  check_chain(expr(), "rune nx eager");
   bench::Stats ex = bench::measure([&] { nx::Tensor y = expr(); bench::keep(y); }, 11, 2);
-  bench::report("W3", "rune nx eager expression" + thr, ex,
-                per_call(ex) + fmtd("%.2f ns/elem, ", ex.med / double(N) * 1e9) +
-                    fmtd("%.3g GB/s effective", 8.0 * double(N) / ex.med / 1e9),
-                tnote + "; unfused: 8 eager ops, new result per op");
+  report_chain("rune nx eager expression", ex, "; unfused: 8 eager ops, new result per op");
 
   // (c) the same expression compiled: rune::jit, one trace, then the program per call.
   const auto compiled = rune::jit([](const nx::Tensor& v) { return nx::tanh(v * 2.0 + 1.0) * v - nx::exp(-v * v); });
-  {
-    nx::Tensor y = compiled(x);
-    std::vector<float> yv = nx::to_vector<float>(y);
-    double sum = 0, maxdiff = 0;
-    for (long i = 0; i < N; ++i) {
-      sum += yv[std::size_t(i)];
-      maxdiff = std::max(maxdiff, std::fabs(double(yv[std::size_t(i)]) - double(ref[std::size_t(i)])));
-    }
-    bool ok = y.dtype() == nx::float32 && maxdiff <= 1e-5;
-    std::printf("# W3 checksum (rune jit%s): %.17g; max |rune - C++ tanhf/expf loop| = %.3g: %s\n", thr.c_str(), sum,
-                maxdiff, ok ? "ok" : "WRONG");
-    failures += !ok;
-  }
+  check_chain(compiled(x), "rune jit");
   bench::Stats cx = bench::measure([&] { nx::Tensor y = compiled(x); bench::keep(y); }, 11, 2);
-  bench::report("W3", "rune jit expression" + thr, cx,
-                per_call(cx) + fmtd("%.2f ns/elem, ", cx.med / double(N) * 1e9) +
-                    fmtd("%.3g GB/s effective", 8.0 * double(N) / cx.med / 1e9),
-                tnote + "; rune::jit of the same chain (traced once); new result per call");
+  report_chain("rune jit expression", cx, "; rune::jit of the same chain (traced once); new result per call");
 
   // The bandwidth limit, same size, preallocated outputs.
   float* a = static_cast<float*>(std::aligned_alloc(64, N * sizeof(float)));

@@ -245,9 +245,14 @@ class Compiler {
       m.steps.push_back(step);
     }
     code_.maps.push_back(std::move(m));
+    emit_indexed(Op::map, code_.maps.size());
+  }
+
+  // An instruction of side-table entry `size - 1` (the one just added).
+  void emit_indexed(Op op, std::size_t size) {
     Instruction in;
-    in.op = Op::map;
-    in.aux = std::int32_t(code_.maps.size() - 1);
+    in.op = op;
+    in.aux = std::int32_t(size - 1);
     code_.instructions.push_back(in);
   }
 
@@ -326,10 +331,7 @@ class Compiler {
       scan.rows_read.push_back(read);
     }
     code_.scans.push_back(std::move(scan));
-    Instruction in;
-    in.op = Op::scan;
-    in.aux = std::int32_t(code_.scans.size() - 1);
-    code_.instructions.push_back(in);
+    emit_indexed(Op::scan, code_.scans.size());
   }
 
   void emit_invoke(const ir::Equation& eq, Op op) {
@@ -339,10 +341,7 @@ class Compiler {
     for (int v : eq.inputs) invoke.inputs.push_back(home(v));
     for (int v : eq.outputs) invoke.outputs.push_back(home(v));
     code_.invokes.push_back(std::move(invoke));
-    Instruction in;
-    in.op = op;
-    in.aux = std::int32_t(code_.invokes.size() - 1);
-    code_.instructions.push_back(in);
+    emit_indexed(op, code_.invokes.size());
   }
 
   const ir::Program& p_;
