@@ -322,3 +322,15 @@ TEST_CASE("docs/vm.md's opcode table names every opcode") {
     CHECK(text.str().find(quoted) != std::string::npos);
   }
 }
+
+TEST_CASE("an element taken from a tensor is loaded into a scalar register, without a reshape") {
+  auto f = [](const Tensor& v) { return nx::get(v, 1) * nx::get(v, 2); };
+  const Tensor v = nx::create(nx::float64, {3}, {1.5, -2., 4.});
+  const std::string text = listing(f, v);
+  INFO(text);
+  CHECK(count(text, "reshape") == 0);
+  CHECK(count(text, "  load ") == 2);
+  same_on_both(*compiled(f, v), {v});
+  const Tensor strided = nx::slice(nx::create(nx::float64, {6}, {0., 1.5, 0., -2., 0., 4.}), {1}, {6}, {2});
+  same_on_both(*compiled(f, strided), {strided});
+}

@@ -113,10 +113,27 @@ class Compiler {
         close_group();
         break;
       }
+    if (element_of_tensor(eq)) return emit_load(eq.outputs[0], home(eq.inputs[0]).index);
     emit_equation(eq);
   }
 
   // ---- scalar instructions
+  // A reshape of a one-element tensor to 0-d (as nx::get leaves it): its
+  // element, read into a scalar register.
+  bool element_of_tensor(const ir::Equation& eq) const {
+    return eq.kind == ir::OpKind::primitive && eq.prim == Prim::reshape && home(eq.outputs[0]).scalar &&
+           !home(eq.inputs[0]).scalar;
+  }
+
+  void emit_load(int v, std::int32_t tensor) {
+    Instruction load;
+    load.op = Op::load;
+    load.dtype = type(v).dtype;
+    load.dst = home(v).index;
+    load.a = tensor;
+    code_.instructions.push_back(load);
+  }
+
   bool scalar_operation(const ir::Equation& eq) const {
     if (!home(eq.outputs[0]).scalar) return false;
     for (int v : eq.inputs)
@@ -289,28 +306,17 @@ class Compiler {
     Call call;
     call.equation = &eq;
     for (int v : eq.inputs) call.inputs.push_back(tensor_register(v));
-    std::vector<Instruction> loads;
-    for (int v : eq.outputs) {
-      if (!home(v).scalar) {
-        call.outputs.push_back(home(v).index);
-        continue;
-      }
-      Instruction load;
-      load.op = Op::load;
-      load.dtype = type(v).dtype;
-      load.dst = home(v).index;
-      load.a = new_tensor(-1);
-      call.outputs.push_back(load.a);
-      loads.push_back(load);
-    }
+    // A scalar output comes through a tensor register, then a load.
+    for (int v : eq.outputs) call.outputs.push_back(home(v).scalar ? new_tensor(-1) : home(v).index);
     if (eq.kind == ir::OpKind::primitive) call.type = type(eq.outputs[0]);
-    code_.calls.push_back(std::move(call));
+    code_.calls.push_back(call);
     Instruction in;
     in.op = eq.kind == ir::OpKind::primitive ? Op::call : Op::construct;
     if (eq.kind == ir::OpKind::primitive) in.prim = eq.prim;
     in.aux = std::int32_t(code_.calls.size() - 1);
     code_.instructions.push_back(in);
-    code_.instructions.insert(code_.instructions.end(), loads.begin(), loads.end());
+    for (std::size_t k = 0; k < eq.outputs.size(); ++k)
+      if (home(eq.outputs[k]).scalar) emit_load(eq.outputs[k], call.outputs[k]);
   }
 
   void emit_scan(const ir::Equation& eq) {
