@@ -114,7 +114,6 @@ struct Code {
   std::vector<Scalar> scalars;         // the scalar registers' initial contents (constants)
   std::vector<nx::DType> scalar_types;
   std::vector<nx::Tensor> tensors;     // the tensor registers' initial contents (constants)
-  std::vector<std::int32_t> scalar_values, tensor_values;  // the program value each register holds (-1: none)
   std::vector<Location> constants;     // the registers holding constants
   std::vector<nx::Tensor> constant_values;  // every constant of the program
   std::vector<Location> params, results;

@@ -57,15 +57,13 @@ class Compiler {
   const ir::TensorType& type(int v) const { return p_.types[std::size_t(v)]; }
   Location home(int v) const { return home_[std::size_t(v)]; }
 
-  std::int32_t new_scalar(int value, nx::DType dtype) {
+  std::int32_t new_scalar(nx::DType dtype) {
     code_.scalars.push_back(Scalar{});
     code_.scalar_types.push_back(dtype);
-    code_.scalar_values.push_back(value);
     return std::int32_t(code_.scalars.size() - 1);
   }
-  std::int32_t new_tensor(int value) {
+  std::int32_t new_tensor() {
     code_.tensors.emplace_back();
-    code_.tensor_values.push_back(value);
     return std::int32_t(code_.tensors.size() - 1);
   }
 
@@ -75,8 +73,8 @@ class Compiler {
     for (int v : p_.results) read_outside_[std::size_t(v)] = true;
     for (std::size_t v = 0; v < p_.types.size(); ++v) {
       const ir::TensorType& t = p_.types[v];
-      if (t.shape.empty() && nx::size_of(t.dtype) <= sizeof(Scalar)) home_.push_back({true, new_scalar(int(v), t.dtype)});
-      else home_.push_back({false, new_tensor(int(v))});
+      if (t.shape.empty() && nx::size_of(t.dtype) <= sizeof(Scalar)) home_.push_back({true, new_scalar(t.dtype)});
+      else home_.push_back({false, new_tensor()});
     }
     for (std::size_t i = 0; i < p_.equations.size(); ++i) {
       const ir::Equation& eq = p_.equations[i];
@@ -280,7 +278,7 @@ class Compiler {
     if (!home(v).scalar) return home(v).index;
     if (auto constant = scalar_constants_.find(v); constant != scalar_constants_.end()) {
       if (constant->second.boxed < 0) {
-        constant->second.boxed = new_tensor(v);
+        constant->second.boxed = new_tensor();
         code_.tensors[std::size_t(constant->second.boxed)] = constant->second.value;
         code_.constants.push_back({false, constant->second.boxed});
       }
@@ -289,7 +287,7 @@ class Compiler {
     Instruction in;
     in.op = Op::box;
     in.dtype = type(v).dtype;
-    in.dst = new_tensor(-1);
+    in.dst = new_tensor();
     in.a = home(v).index;
     code_.instructions.push_back(in);
     return in.dst;
@@ -307,7 +305,7 @@ class Compiler {
     call.equation = &eq;
     for (int v : eq.inputs) call.inputs.push_back(tensor_register(v));
     // A scalar output comes through a tensor register, then a load.
-    for (int v : eq.outputs) call.outputs.push_back(home(v).scalar ? new_tensor(-1) : home(v).index);
+    for (int v : eq.outputs) call.outputs.push_back(home(v).scalar ? new_tensor() : home(v).index);
     if (eq.kind == ir::OpKind::primitive) call.type = type(eq.outputs[0]);
     code_.calls.push_back(call);
     Instruction in;
