@@ -207,13 +207,15 @@ def table_rows(w, rows, workload, highlight, cells):
         w(f"| {name} | {cells(r)} |")
 
 
-def against_peers(w, rows, workload, rune, steps, peers):
-    """"Against, in this run: ..." for the peers' rows of `workload` found by (label, predicate)."""
+def against_peers(w, rows, workload, peers, describe):
+    """"Against, in this run: ..." for the peers' rows of `workload` found by (label, predicate);
+    describe(label, row) gives a peer's text, or None when the row has no figure."""
     parts = []
     for label, pred in peers:
         p = find(rows, workload, pred)
-        if p and p.t:
-            parts.append(f"{label} {fmt_step(p.t / steps * 1e9)}/step ({vs(p.t, rune.t)})")
+        text = describe(label, p) if p else None
+        if text:
+            parts.append(text)
     if parts:
         w("")
         w("Against, in this run: " + "; ".join(parts) + ".")
@@ -262,13 +264,14 @@ def w2_section(rows, checks, w):
           f"({fl.t / W2_STEPS * 1e9:.2f} ns/step, same program, same run); final state bitwise equal to the "
           f"loop's: {'yes' if eq else 'NO'}. Target (within {W2_TARGET:.0f}x and bitwise equal): "
           f"{'MET' if met else 'NOT MET'}.**" + (f" (per round: {', '.join(per)})" if len(per) > 1 else ""))
-        against_peers(w, rows, "W2", rj, W2_STEPS, (
+        against_peers(w, rows, "W2", (
             ("the peers' C++ floor `w2_floor` (g++ -O2)", lambda r: r.impl.startswith("plain C++ scalar loop (floor)")),
             ("Numba njit", lambda r: r.impl.startswith("numba")),
             ("numpy", lambda r: r.impl.startswith("numpy loop")),
             ("torch.jit.script", lambda r: r.impl.startswith("torch.jit.script")),
             ("libtorch C++ eager", lambda r: r.impl.startswith("libtorch C++ eager loop")),
-            ("PyTorch Python eager", lambda r: r.impl.startswith("PyTorch Python eager loop"))))
+            ("PyTorch Python eager", lambda r: r.impl.startswith("PyTorch Python eager loop"))),
+            lambda label, p: p.t and f"{label} {fmt_step(p.t / W2_STEPS * 1e9)}/step ({vs(p.t, rj.t)})")
     else:
         w("**rune: no W2 result (see the raw output below).**")
     w("")
@@ -283,12 +286,9 @@ def w2_section(rows, checks, w):
         w("")
     w("| implementation | per step | ratio (time ÷ the plain C++ loop's in bench_w2) | time per 100,000 steps (range) | program | notes |")
     w("|---|---|---|---|---|---|")
-    for r in rows:
-        if r.workload != "W2" or r.t is None:
-            continue
-        name = f"**{r.impl}**" if r is rj else r.impl
-        w(f"| {name} | {fmt_step(r.t / W2_STEPS * 1e9)} | {ratio(r.t, fl.t if fl else None, 1)} | "
-          f"{fmt_t(r.t)} ({r.spread()}) | {r.program} | {r.notes} |")
+    table_rows(w, rows, "W2", rj,
+               lambda r: f"{fmt_step(r.t / W2_STEPS * 1e9)} | {ratio(r.t, fl.t if fl else None, 1)} | "
+                         f"{fmt_t(r.t)} ({r.spread()}) | {r.program} | {r.notes}")
     w("")
 
     w("### W2grad: d x_1000 / d (x0, y0, z0) through 1,000 steps")
@@ -306,10 +306,11 @@ def w2_section(rows, checks, w):
         w(f"**rune jit(grad): {rg.t / W2_GRAD_STEPS * 1e9:.0f} ns/step = {times(q)} the hand-written reverse loop "
           f"({hr.t / W2_GRAD_STEPS * 1e9:.2f} ns/step). Target (within {W2GRAD_TARGET:.0f}x): "
           f"{'MET' if q <= W2GRAD_TARGET else 'NOT MET'}.**" + (f" (per round: {', '.join(per)})" if len(per) > 1 else ""))
-        against_peers(w, rows, "W2grad", rg, W2_GRAD_STEPS, (
+        against_peers(w, rows, "W2grad", (
             ("PyTorch autograd, Python eager", lambda r: r.impl.startswith("PyTorch autograd, Python eager")),
             ("libtorch C++ autograd", lambda r: "libtorch C++ autograd" in r.impl),
-            ("functorch.grad", lambda r: r.impl.startswith("functorch.grad"))))
+            ("functorch.grad", lambda r: r.impl.startswith("functorch.grad"))),
+            lambda label, p: p.t and f"{label} {fmt_step(p.t / W2_GRAD_STEPS * 1e9)}/step ({vs(p.t, rg.t)})")
     else:
         w("**rune: no W2grad result (see the raw output below).**")
     w("")
@@ -440,18 +441,13 @@ def w6_section(rows, w):
         per = [f"{v:.0f}" for v in (x.num(r"([\d.]+) ns/call") for x in rj.rs) if v is not None]
         w(f"**rune: {ns:.0f} ns/call; target < {W6_TARGET_NS:.0f} ns: {'MET' if ns < W6_TARGET_NS else 'NOT MET'}.**"
           + (f" (per round: {', '.join(per)} ns/call)" if len(per) > 1 else ""))
-        parts = []
-        for label, pred in (("rune eager (the same two ops, no jit)", lambda r: r.impl.startswith("[extra] rune nx eager")),
-                            ("libtorch C++ TorchScript module", lambda r: r.impl.startswith("libtorch C++ torch::jit::load")),
-                            ("torch.jit.script from Python", lambda r: r.impl.startswith("torch.jit.script function called")),
-                            ("Numba njit from Python", lambda r: r.impl.startswith("numba"))):
-            p = find(rows, "W6", pred)
-            if p and w6_ns(p):
-                v = w6_ns(p)
-                parts.append(f"{label} {v:.0f} ns ({vs(v, ns, 'the jit call' if 'eager' in label else 'rune')})")
-        if parts:
-            w("")
-            w("Against, in this run: " + "; ".join(parts) + ".")
+        against_peers(w, rows, "W6", (
+            ("rune eager (the same two ops, no jit)", lambda r: r.impl.startswith("[extra] rune nx eager")),
+            ("libtorch C++ TorchScript module", lambda r: r.impl.startswith("libtorch C++ torch::jit::load")),
+            ("torch.jit.script from Python", lambda r: r.impl.startswith("torch.jit.script function called")),
+            ("Numba njit from Python", lambda r: r.impl.startswith("numba"))),
+            lambda label, p: w6_ns(p) and
+            f"{label} {w6_ns(p):.0f} ns ({vs(w6_ns(p), ns, 'the jit call' if 'eager' in label else 'rune')})")
     else:
         w("**rune: no W6 result (see the raw output below).**")
     w("")

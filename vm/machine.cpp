@@ -25,20 +25,28 @@ const bool tracing = [] {
 
 using Operands = boost::container::small_vector<nx::Tensor, 4>;
 
-void run_call(const Call& call, Frame& f) {
+Operands operands_of(const Call& call, const Frame& f) {
   Operands in;
   for (std::int32_t r : call.inputs) in.push_back(f.tensors[std::size_t(r)]);
-  const ir::Equation& eq = *call.equation;
+  return in;
+}
+
+// The program is typed: the checks bind repeats have passed (a primitive
+// without an eager rule, a collective, goes through bind).
+void run_primitive(const Call& call, Frame& f) {
+  const Operands in = operands_of(call, f);
   const std::span<const nx::Tensor> operands(in.data(), in.size());
-  if (eq.kind == ir::OpKind::primitive) {
-    // The program is typed: the checks bind repeats have passed (a
-    // primitive without an eager rule, a collective, goes through bind).
-    f.tensors[std::size_t(call.outputs[0])] = nx::ops::rules(eq.prim).eager
-                                                  ? nx::ops::apply_eager(eq.prim, operands, eq.params, call.type)
-                                                  : nx::ops::bind(eq.prim, operands, eq.params);
-    return;
-  }
-  std::vector<nx::Tensor> out = ir::bind_construct(eq, operands, ir::entry_point(eq));
+  const ir::Equation& eq = *call.equation;
+  f.tensors[std::size_t(call.outputs[0])] = nx::ops::rules(eq.prim).eager
+                                                ? nx::ops::apply_eager(eq.prim, operands, eq.params, call.type)
+                                                : nx::ops::bind(eq.prim, operands, eq.params);
+}
+
+void run_construct(const Call& call, Frame& f) {
+  const Operands in = operands_of(call, f);
+  std::vector<nx::Tensor> out =
+      ir::bind_construct(*call.equation, std::span<const nx::Tensor>(in.data(), in.size()),
+                         ir::entry_point(*call.equation));
   for (std::size_t k = 0; k < out.size() && k < call.outputs.size(); ++k)
     f.tensors[std::size_t(call.outputs[k])] = std::move(out[k]);
 }
@@ -76,8 +84,8 @@ op_binary: in->row.binary(1, s[in->a].bytes, 0, s[in->b].bytes, 0, s[in->dst].by
 op_select: in->row.select(1, s[in->a].bytes, 0, s[in->b].bytes, 0, s[in->c].bytes, 0, s[in->dst].bytes); NEXT;
 op_load: write(f, {true, in->dst}, f.tensors[std::size_t(in->a)]); NEXT;
 op_box: f.tensors[std::size_t(in->dst)] = read(code, f, {true, in->a}); NEXT;
-op_call:
-op_construct: run_call(code.calls[std::size_t(in->aux)], f); NEXT;
+op_call: run_primitive(code.calls[std::size_t(in->aux)], f); NEXT;
+op_construct: run_construct(code.calls[std::size_t(in->aux)], f); NEXT;
 op_map: run_map(code.maps[std::size_t(in->aux)], f); NEXT;
 op_scan: run_scan(code.scans[std::size_t(in->aux)], f); NEXT;
 op_body: run_body(code.invokes[std::size_t(in->aux)], f); NEXT;

@@ -73,8 +73,9 @@ void run_map(const MapKernel& m, Frame& f) {
     switch (slot.source) {
       case Source::tensor: {
         const nx::Tensor& t = f.tensors[std::size_t(slot.reg)];
-        if (!nx::ops::is_contiguous(*t.impl())) held.push_back(nx::ops::contiguous(t));
-        base = nx::ops::base_address(nx::ops::is_contiguous(*t.impl()) ? *t.impl() : *held.back().impl());
+        const bool in_order = nx::ops::is_contiguous(*t.impl());
+        if (!in_order) held.push_back(nx::ops::contiguous(t));
+        base = nx::ops::base_address(in_order ? *t.impl() : *held.back().impl());
         break;
       }
       case Source::element:
