@@ -63,13 +63,32 @@ const ir::Program& Program::ir() const {
   return *impl_;
 }
 
-bool Program::operator==(const Program& other) const { return ir::equal(ir(), other.ir()); }
+bool Program::operator==(const Program& other) const {
+  if (named() != other.named() || (named() && !(*names_ == *other.names_))) return false;
+  return ir::equal(ir(), other.ir());
+}
 
-std::string to_string(const Program& program) { return ir::print(program.ir()); }
+std::span<const std::string> Program::param_names() const {
+  return names_ ? std::span<const std::string>(names_->params) : std::span<const std::string>();
+}
+std::span<const std::string> Program::result_names() const {
+  return names_ ? std::span<const std::string>(names_->results) : std::span<const std::string>();
+}
+
+// A program with names prints its header (ir/text.hpp); one without, the
+// program alone (the format of the API's "Program text").
+std::string to_string(const Program& program) {
+  return program.named() ? ir::print_with_header(program.ir(), program.names().get()) : ir::print(program.ir());
+}
 
 std::ostream& operator<<(std::ostream& os, const Program& program) { return os << to_string(program); }
 
-Program parse_program(std::string_view text) { return Program(std::make_shared<ir::Program>(ir::parse(text))); }
+Program parse_program(std::string_view text) {
+  ir::Text read = ir::parse_text(text);
+  std::shared_ptr<const ir::Names> names;
+  if (read.names) names = std::make_shared<const ir::Names>(std::move(*read.names));
+  return Program(std::make_shared<ir::Program>(std::move(read.program)), std::move(names));
+}
 
 Program load_program(const std::filesystem::path& file) {
   std::ifstream in(file);
@@ -100,7 +119,7 @@ void save_program(const Program& program, const std::filesystem::path& file) {
                   "no text");
   std::ofstream out(file);
   if (!out) nx::ops::fail("rune::save_program", "cannot write " + file.string());
-  out << to_string(program);
+  out << ir::print_with_header(program.ir(), program.names().get());
   if (!out) nx::ops::fail("rune::save_program", "cannot write " + file.string());
 }
 

@@ -6,6 +6,7 @@
 #include "ops/errors.hpp"
 #include "ops/trace.hpp"
 #include "rune/nx.hpp"
+#include "rune/tree.hpp"
 
 namespace rune::ir {
 
@@ -27,17 +28,52 @@ std::vector<nx::Tensor> bind_construct(const Equation& eq, std::span<const nx::T
   return evaluating > 0 ? eager_construct(eq, inputs) : run_construct(eq, inputs);
 }
 
-void check_arguments(const Program& p, std::span<const nx::Tensor> args) {
-  if (args.size() != p.params.size())
-    nx::ops::fail("rune::run", "the program takes " + std::to_string(p.params.size()) + " arguments, got " +
-                                   std::to_string(args.size()));
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    if (!args[i].defined())
-      nx::ops::fail("rune::run", "argument " + std::to_string(i) + " holds no value (it was default-constructed)");
-    const TensorType& want = p.types[std::size_t(p.params[i])];
-    if (nx::ops::type_of(args[i]) != want)
-      nx::ops::fail("rune::run", "argument " + std::to_string(i) + " is " + nx::ops::describe(args[i]) +
-                                     ", the program takes " + nx::ops::to_string(want));
+namespace {
+// "argument 0" or "argument 0.position": a value by its path where known.
+std::string value_name(const char* what, std::size_t k, std::span<const std::string> names) {
+  return std::string(what) + " " + (k < names.size() ? path_name(names[k]) : std::to_string(k));
+}
+
+bool overlap(const nx::detail::TensorImpl& a, const nx::detail::TensorImpl& b) {
+  const auto pa = reinterpret_cast<std::uintptr_t>(nx::ops::base_address(a));
+  const auto pb = reinterpret_cast<std::uintptr_t>(nx::ops::base_address(b));
+  const auto bytes = [](const nx::detail::TensorImpl& t) { return std::uintptr_t(nx::numel(t.shape)) * nx::size_of(t.dtype); };
+  return pa < pb + bytes(b) && pb < pa + bytes(a) && bytes(a) > 0 && bytes(b) > 0;
+}
+
+void check_values(const Program& p, std::span<const nx::Tensor> values, const std::vector<int>& program_values,
+                  const char* what, std::string_view verb, std::string_view api, std::span<const std::string> names) {
+  if (values.size() != program_values.size())
+    nx::ops::fail(api, "the program " + std::string(verb) + " " + std::to_string(program_values.size()) + " " + what +
+                           "s, got " + std::to_string(values.size()));
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (!values[i].defined())
+      nx::ops::fail(api, value_name(what, i, names) + " holds no value (it was default-constructed)");
+    const TensorType& want = p.types[std::size_t(program_values[i])];
+    if (nx::ops::type_of(values[i]) != want)
+      nx::ops::fail(api, value_name(what, i, names) + " is " + nx::ops::describe(values[i]) + ", the program " +
+                             std::string(verb) + " " + nx::ops::to_string(want));
+  }
+}
+}  // namespace
+
+void check_arguments(const Program& p, std::span<const nx::Tensor> args, std::string_view api,
+                     std::span<const std::string> names) {
+  check_values(p, args, p.params, "argument", "takes", api, names);
+}
+
+void check_result_buffers(const Program& p, std::span<const nx::Tensor> buffers, std::string_view api,
+                          std::span<const std::string> names) {
+  check_values(p, buffers, p.results, "result", "returns", api, names);
+  for (std::size_t i = 0; i < buffers.size(); ++i) {
+    const nx::detail::TensorImpl& t = *buffers[i].impl();
+    if (!t.storage || !t.storage->borrowed || !t.storage->writable || !nx::ops::is_contiguous(t))
+      nx::ops::fail(api, value_name("result", i, names) +
+                             " is not writable caller memory in C order (nx::borrow of a pointer to non-const)");
+    for (std::size_t j = 0; j < i; ++j)
+      if (overlap(t, *buffers[j].impl()))
+        nx::ops::fail(api, value_name("result", i, names) + " and " + value_name("result", j, names) +
+                               " share memory");
   }
 }
 

@@ -6,15 +6,24 @@
 #pragma once
 
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "ir/program.hpp"
 
 namespace rune::ir {
 
-// Throws rune::run's errors unless args fit the program's parameters
-// (count, definedness, dtype, shape).
-void check_arguments(const Program& program, std::span<const nx::Tensor> args);
+// Throws `api`'s errors unless args fit the program's parameters (count,
+// definedness, dtype, shape): "rune::run: argument 0 is float32 [2], the
+// program takes float64 [2]", an argument named by its path where `names`
+// gives one ("argument 0.position").
+void check_arguments(const Program& program, std::span<const nx::Tensor> args, std::string_view api = "rune::run",
+                     std::span<const std::string> names = {});
+// The same for tensors receiving the results (Loaded::into, run_into):
+// writable caller memory (nx::borrow) in C order, of the results' types.
+void check_result_buffers(const Program& program, std::span<const nx::Tensor> buffers, std::string_view api,
+                          std::span<const std::string> names = {});
 
 // The user's entry point of a construct, first in its errors.
 std::string_view entry_point(const Equation& eq);

@@ -125,6 +125,20 @@ class Cursor {
     pos_ += 2 + n;
   }
   std::size_t left() const { return text_.size() - pos_; }
+  // A name in double quotes: `\\`, `\"` and `\xHH` (two hex digits) are
+  // escapes, as printer.cpp's quoted writes them.
+  std::string quoted(const char* what) {
+    if (!accept('"')) expected(what);
+    std::string s;
+    while (pos_ < text_.size() && text_[pos_] != '"' && text_[pos_] != '\n') {
+      char c = text_[pos_++];
+      if (c == '\\') c = escaped();
+      s += c;
+    }
+    if (pos_ == text_.size() || text_[pos_] != '"') expected("'\"' closing the name");
+    ++pos_;
+    return s;
+  }
 
  private:
   std::string_view text_;
@@ -135,6 +149,17 @@ class Cursor {
   static bool starts_word(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
   static bool in_word(char c) { return starts_word(c) || is_digit(c); }
   static int hex(char c) { return is_digit(c) ? c - '0' : std::tolower(static_cast<unsigned char>(c)) - 'a' + 10; }
+  static bool is_hex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
+
+  // The character an escape in a quoted name stands for (the backslash read).
+  char escaped() {
+    if (pos_ < text_.size() && (text_[pos_] == '\\' || text_[pos_] == '"')) return text_[pos_++];
+    if (pos_ + 2 < text_.size() && text_[pos_] == 'x' && is_hex(text_[pos_ + 1]) && is_hex(text_[pos_ + 2])) {
+      pos_ += 3;
+      return char(hex(text_[pos_ - 2]) * 16 + hex(text_[pos_ - 1]));
+    }
+    expected("an escape (\\\\, \\\" or \\xHH)");
+  }
 
   void skip_spaces() {
     while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\r')) ++pos_;
@@ -276,19 +301,79 @@ class Parser {
  public:
   explicit Parser(std::string_view text) : in_(text) {}
 
-  Program read() {
+  Text read() {
+    Text text;
+    std::vector<Header> header = read_header(text);
     Scope top = program();
     if (!in_.at_line_end()) in_.expected("end of text");
     while (infer(top)) {
       // each round may show types that the next one spreads further
     }
-    return check(top);
+    text.program = check(top);
+    if (text.names) check_header(header, text.program, *text.names);
+    return text;
   }
 
  private:
   Cursor in_;
   int depth_ = 0;  // sub-programs open around the one being read
   std::unordered_set<std::int64_t> names_;  // every number defined so far: the text numbers values once
+
+  // ---- the header of a saved text
+
+  // A `parameter` or `result` line: where it is and the type it gives.
+  struct Header {
+    Mark at;
+    bool result;
+    TensorType type;
+  };
+
+  // `rune program <format>`, then `parameter "<path>" : <type>` per
+  // parameter and `result "<path>" : <type>` per result, or nothing (text
+  // written before the header existed, or by to_string of a program
+  // without names).
+  std::vector<Header> read_header(Text& text) {
+    std::vector<Header> lines;
+    if (!in_.accept_word("rune")) return lines;
+    in_.expect_word("program");
+    const Mark at = in_.mark();
+    const std::int64_t format = in_.integer();
+    if (format != text_format)
+      fail_at(at, "the text has format " + std::to_string(format) + "; this rune reads format " +
+                      std::to_string(text_format));
+    in_.end_line();
+    for (;;) {
+      const Mark line = in_.mark();
+      const bool result = in_.accept_word("result");
+      if (!result && !in_.accept_word("parameter")) break;
+      if (!text.names) text.names.emplace();
+      std::string name = in_.quoted("a path in double quotes");
+      (result ? text.names->results : text.names->params).push_back(std::move(name));
+      in_.expect(':');
+      lines.push_back({line, result, read_type()});
+      in_.end_line();
+    }
+    return lines;
+  }
+
+  // The header's parameters and results are the program's, in order.
+  static void check_header(const std::vector<Header>& lines, const Program& p, const Names& names) {
+    const Mark end = lines.back().at;
+    if (names.params.size() != p.params.size())
+      fail_at(end, "the header names " + count(names.params.size(), "parameter") + ", the program takes " +
+                       std::to_string(p.params.size()));
+    if (names.results.size() != p.results.size())
+      fail_at(end, "the header names " + count(names.results.size(), "result") + ", the program returns " +
+                       std::to_string(p.results.size()));
+    std::size_t param = 0, result = 0;
+    for (const Header& h : lines) {
+      const std::size_t k = h.result ? result++ : param++;
+      const TensorType& want = p.types[std::size_t(h.result ? p.results[k] : p.params[k])];
+      if (h.type != want)
+        fail_at(h.at, std::string(h.result ? "result " : "parameter ") + std::to_string(k) + " is " +
+                          type_text(want) + " in the program, " + type_text(h.type) + " in the header");
+    }
+  }
 
   // ---- reading: syntax and names
 
@@ -673,6 +758,8 @@ class Parser {
 
 }  // namespace
 
-Program parse(std::string_view text) { return Parser(text).read(); }
+Text parse_text(std::string_view text) { return Parser(text).read(); }
+
+Program parse(std::string_view text) { return parse_text(text).program; }
 
 }  // namespace rune::ir

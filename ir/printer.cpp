@@ -247,4 +247,32 @@ std::string print(const Program& program) {
   return p.out;
 }
 
+namespace {
+// A path in double quotes: backslash, quote and control characters escaped
+// (parser.cpp's Cursor::quoted reads them back).
+std::string quoted(std::string_view name) {
+  std::string s = "\"";
+  for (char c : name) {
+    if (c == '\\' || c == '"') s += '\\';
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      s += "\\x" + hex_bits(&c, 1).substr(2);
+      continue;
+    }
+    s += c;
+  }
+  return s + '"';
+}
+}  // namespace
+
+std::string print_with_header(const Program& program, const Names* names) {
+  std::string s = "rune program " + std::to_string(text_format) + "\n";
+  if (names) {
+    for (std::size_t k = 0; k < program.params.size(); ++k)
+      s += "parameter " + quoted(names->params[k]) + " : " + type_text(program.types[std::size_t(program.params[k])]) + "\n";
+    for (std::size_t k = 0; k < program.results.size(); ++k)
+      s += "result " + quoted(names->results[k]) + " : " + type_text(program.types[std::size_t(program.results[k])]) + "\n";
+  }
+  return s + print(program);
+}
+
 }  // namespace rune::ir

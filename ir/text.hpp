@@ -20,6 +20,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 #include <string_view>
@@ -29,6 +30,32 @@
 namespace rune::ir {
 
 std::string print(const Program& program);
+
+// A saved text starts with a header: the format's version, then the path of
+// each parameter and result in the structures the program was traced from
+// ("0.position", "1.w") with its type:
+//
+//   rune program 1
+//   parameter "0.position" : float64 [3] at CPU
+//   result "" : float64 [3] at CPU
+//   program (%0)
+//     ...
+//
+// Text without a header (older, or an unnamed program's to_string) reads too.
+inline constexpr int text_format = 1;
+struct Names {
+  std::vector<std::string> params, results;
+  bool operator==(const Names&) const = default;
+};
+// The header (the version line, and the names where given), then the program.
+std::string print_with_header(const Program& program, const Names* names);
+
+// What a text holds: the program, and the names where its header gives them.
+struct Text {
+  Program program;
+  std::optional<Names> names;
+};
+Text parse_text(std::string_view text);
 
 // The number n of each value's name %n in the text: numbers.at(&p)[v] for
 // value v of program p (the program or one of its sub-programs); -1 for a

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "ir/passes/pipeline.hpp"
+#include "ir/text.hpp"
 #include "ops/concrete.hpp"
 #include "rune/detail/compiled.hpp"
 #include "vm/compile.hpp"
@@ -45,6 +46,10 @@ std::vector<nx::Tensor> execute(const vm::Code& code, std::span<const nx::Tensor
   for (const nx::Tensor& t : args)
     if (t.impl()->donated_to_call && t.impl()->storage) t.impl()->storage->donated.store(true);
   return out;
+}
+
+Program named_program(const Executable& exe, std::vector<std::string> params, std::vector<std::string> results) {
+  return Program(exe.code->program, std::make_shared<const ir::Names>(ir::Names{std::move(params), std::move(results)}));
 }
 
 void report_retrace(const TreeKey& here, const TreeKey& previous) {

@@ -31,6 +31,27 @@ template <class F> Tensor generated(DType dtype, std::int64_t n, F f) {
   for (std::int64_t i = 0; i < n; ++i) at[i] = f(i);
   return ops::convert_elements(v, dtype);
 }
+
+// A tensor viewing caller memory (nx::borrow).
+Tensor borrowed(DType dtype, const Shape& shape, const void* data, bool writable) {
+  check_shape("nx::borrow", shape);
+  const std::size_t size = size_of(dtype);
+  if (!data && numel(shape) > 0) ops::fail("nx::borrow", "the pointer is null");
+  if (reinterpret_cast<std::uintptr_t>(data) % size != 0)
+    ops::fail("nx::borrow", "the pointer is not aligned to " + std::string(name(dtype)) + "'s " + std::to_string(size) +
+                                " bytes");
+  boost::intrusive_ptr<detail::Storage> storage(new detail::Storage);
+  storage->data = const_cast<void*>(data);  // (written only where `writable`)
+  storage->bytes = std::size_t(numel(shape)) * size;
+  storage->borrowed = true;
+  storage->writable = writable;
+  boost::intrusive_ptr<detail::TensorImpl> t(new detail::TensorImpl);
+  t->dtype = dtype;
+  t->shape = shape;
+  t->strides = ops::contiguous_strides(shape);
+  t->storage = std::move(storage);
+  return Tensor(std::move(t));
+}
 }  // namespace
 
 namespace detail {
@@ -44,6 +65,9 @@ Tensor create_from(DType dtype, const Shape& shape, DType source, const void* da
   return ops::convert_elements(raw, dtype);
 }
 }  // namespace detail
+
+Tensor borrow(DType dtype, const Shape& shape, const void* data) { return borrowed(dtype, shape, data, false); }
+Tensor borrow(DType dtype, const Shape& shape, void* data) { return borrowed(dtype, shape, data, true); }
 
 Tensor create(DType dtype, const Shape& shape, std::initializer_list<double> values) {
   return detail::create_from(dtype, shape, float64, values.begin(), values.size());

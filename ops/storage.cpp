@@ -121,7 +121,9 @@ boost::intrusive_ptr<Storage> Storage::allocate(std::size_t bytes) {
   return s;
 }
 
-Storage::~Storage() { pool_release(data, bytes); }
+Storage::~Storage() {
+  if (!borrowed) pool_release(data, bytes);
+}
 
 Tracer::~Tracer() = default;
 

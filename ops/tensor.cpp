@@ -14,6 +14,8 @@ namespace nx {
 Tensor donate(const Tensor& t) {
   if (!t.defined()) ops::fail("nx::donate", "the tensor holds no value (it was default-constructed)");
   if (t.is_traced()) return t;  // a stand-in has no storage to give
+  if (t.impl()->storage->borrowed)
+    ops::fail("nx::donate", "the tensor borrows caller memory (nx::borrow), which is never donated");
   Tensor handle = ops::make_view(t, t.shape(), t.impl()->strides, t.impl()->offset);
   handle.impl()->donated_to_call = true;
   return handle;

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <new>
 
+#include "allocations.hpp"
 #include "helpers.hpp"
 
 using nx::Tensor;
@@ -86,24 +87,12 @@ TEST_CASE("tensors can be made and read on several threads") {
   for (int k = 0; k < 4; ++k) CHECK(sums[k] == 16. * 200. * k);
 }
 
-// Counts operator new calls (not under AddressSanitizer, which owns them).
 #ifndef __SANITIZE_ADDRESS__
-namespace {
-std::atomic<long> allocations{0};
-}
-void* operator new(std::size_t n) {
-  allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-
 TEST_CASE("a steady-state loop of eager operations allocates nothing") {
   Tensor x = nx::ones(nx::float64, {4});
   for (int i = 0; i < 10; ++i) x = nx::tanh(x * 0.5 + 1.);  // warm the pools
-  long before = allocations.load();
+  long before = test::allocations.load();
   for (int i = 0; i < 1000; ++i) x = nx::tanh(x * 0.5 + 1.);
-  CHECK(allocations.load() == before);
+  CHECK(test::allocations.load() == before);
 }
 #endif

@@ -19,32 +19,11 @@
 #include "vm/listing.hpp"
 #include <rune/rune.hpp>
 
+#include "allocations.hpp"
+
 using nx::Tensor;
 using test::same_bits;
 
-// Every allocation through operator new is counted (the steady-state test),
-// except under AddressSanitizer, which has its own operator new.
-namespace {
-std::atomic<long> allocations{0};
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool counting = false;
-#else
-constexpr bool counting = true;
-#endif
-}  // namespace
-#if !defined(__SANITIZE_ADDRESS__)
-void* operator new(std::size_t n) {
-  ++allocations;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-// (GCC 12 takes the replaced pair for a mismatch where it inlines them)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-#pragma GCC diagnostic pop
-#endif
 
 namespace {
 
@@ -211,18 +190,18 @@ TEST_CASE("the trace line shows the instruction and the registers it wrote") {
 }
 
 TEST_CASE("a run of compiled code, and a compiled call, allocate only their results in their steady state") {
-  if (!counting) return;  // (AddressSanitizer builds)
+  if (!test::counting) return;  // (AddressSanitizer builds)
   auto code = compiled(chain, nx::zeros(nx::float64, {4}));
   const std::vector<Tensor> args{nx::linspace(nx::float64, -1., 1., 4)};
   for (int i = 0; i < 3; ++i) (void)rune::vm::run(*code, args);  // (pools and block buffers fill)
-  const long before = allocations.load();
+  const long before = test::allocations.load();
   for (int i = 0; i < 100; ++i) (void)rune::vm::run(*code, args);
-  CHECK(allocations.load() - before == 100);  // the vector of results; the tensors come from nx's pools
+  CHECK(test::allocations.load() - before == 100);  // the vector of results; the tensors come from nx's pools
   auto compiled = rune::jit(chain);
   for (int i = 0; i < 3; ++i) (void)compiled(args[0]);
-  const long then = allocations.load();
+  const long then = test::allocations.load();
   for (int i = 0; i < 100; ++i) (void)compiled(args[0]);
-  CHECK(allocations.load() - then == 100);  // a compiled call too (its fast path)
+  CHECK(test::allocations.load() - then == 100);  // a compiled call too (its fast path)
 }
 
 namespace {

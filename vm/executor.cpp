@@ -3,9 +3,12 @@
 #include <cstdlib>
 #include <string_view>
 
+#include <boost/container/small_vector.hpp>
+
 #include "ir/construct.hpp"
 #include "ir/eval.hpp"
 #include "ops/concrete.hpp"
+#include "ops/errors.hpp"
 #include "ops/trace.hpp"
 #include "vm/compile.hpp"
 #include "vm/machine.hpp"
@@ -20,13 +23,48 @@ bool reference_selected() {
   return reference;
 }
 
-std::vector<nx::Tensor> execute(const Code& code, std::span<const nx::Tensor> args, std::string_view api) {
-  bool concrete = nx::ops::trace_depth() == 0 && !reference_selected();
+namespace {
+bool concrete(std::span<const nx::Tensor> args) {
+  bool concrete = nx::ops::trace_depth() == 0;
   for (const nx::Tensor& t : args) concrete = concrete && t.defined() && !t.is_traced();
-  if (!concrete) return ir::evaluate(*code.program, args);
+  return concrete;
+}
+
+void check_not_donated(std::span<const nx::Tensor> args, std::string_view api) {
   for (const nx::Tensor& t : args)
     if (t.impl()->storage->donated.load(std::memory_order_relaxed)) (void)nx::ops::elements_of(t, api);
+}
+
+// Writes a result into its buffer. Results that view caller memory (an
+// argument returned as it is) are copied first: a buffer written before
+// may be that memory.
+void write_results(std::span<nx::Tensor> values, std::span<const nx::Tensor> buffers) {
+  for (nx::Tensor& value : values)
+    if (value.impl()->storage->borrowed) value = nx::ops::copy(value);
+  for (std::size_t k = 0; k < values.size(); ++k) nx::ops::copy_elements(*values[k].impl(), *buffers[k].impl());
+}
+}  // namespace
+
+std::vector<nx::Tensor> execute(const Code& code, std::span<const nx::Tensor> args, std::string_view api) {
+  if (!concrete(args) || reference_selected()) return ir::evaluate(*code.program, args);
+  check_not_donated(args, api);
   return run(code, args);
+}
+
+void execute_into(const Code& code, std::span<const nx::Tensor> args, std::span<const nx::Tensor> buffers,
+                  std::string_view api) {
+  if (!concrete(args))
+    nx::ops::fail(api, "writes results into caller memory: it runs on concrete values, outside a trace");
+  check_not_donated(args, api);
+  if (reference_selected()) {
+    std::vector<nx::Tensor> values = ir::evaluate(*code.program, args);
+    return write_results(values, buffers);
+  }
+  Frame frame = start(code, args);
+  execute(code, frame);
+  boost::container::small_vector<nx::Tensor, 8> values;
+  for (Location at : code.results) values.push_back(read(code, frame, at));
+  write_results(std::span<nx::Tensor>(values.data(), values.size()), buffers);
 }
 
 }  // namespace rune::vm
@@ -53,7 +91,3 @@ std::vector<nx::Tensor> run_construct(const Equation& eq, std::span<const nx::Te
 }
 
 }  // namespace rune::ir
-
-namespace rune::vm {
-
-}  // namespace rune::vm

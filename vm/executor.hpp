@@ -21,4 +21,10 @@ bool reference_selected();
 // throws, naming `api`.
 std::vector<nx::Tensor> execute(const Code& code, std::span<const nx::Tensor> args, std::string_view api);
 
+// The same, on concrete arguments only, with the results written into
+// `buffers` (C-order caller memory of the results' types, checked by the
+// caller): nothing is allocated beyond the pooled buffers of the run.
+void execute_into(const Code& code, std::span<const nx::Tensor> args, std::span<const nx::Tensor> buffers,
+                  std::string_view api);
+
 }  // namespace rune::vm

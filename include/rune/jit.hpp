@@ -15,6 +15,7 @@
 #include <mutex>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <iterator>
@@ -23,6 +24,7 @@
 
 #include "rune/detail/compiled.hpp"
 #include "rune/detail/staging.hpp"
+#include "rune/program.hpp"
 #include "rune/tree.hpp"
 
 namespace rune {
@@ -49,18 +51,10 @@ template <class F> class Compiled {
         return rebuild(*std::static_pointer_cast<const R>(exe->result_like), std::span<const nx::Tensor>(out));
       }
     }
-    TreeKey key = compiled_key_of(std::forward_as_tuple(args...));
     std::vector<nx::Tensor> in;
     (append(in, leaves(args)), ...);
-    std::shared_ptr<const detail::Executable> exe = lookup(key);
     std::vector<nx::Tensor> captures;
-    if (!exe) {
-      // One trace per key: threads meeting a new key at once wait for the
-      // first (recursive: tracing f may call this function on another key).
-      std::lock_guard tracing(state_->tracing);
-      exe = lookup(key);
-      if (!exe) exe = trace<R>(key, &captures, args...);
-    }
+    std::shared_ptr<const detail::Executable> exe = executable<R>(&captures, args...);
     if constexpr ((std::is_same_v<Args, nx::Tensor> && ...))
       if (captures.empty()) remember(exe, args...);
     std::vector<nx::Tensor> out = detail::execute(*exe->code, in, captures);
@@ -69,6 +63,24 @@ template <class F> class Compiled {
 
   // How many times f was traced (one per new key).
   std::int64_t traces() const { return state_->traces.load(); }
+
+  // The program a call on args runs (traced now if their key is new), after
+  // the passes, with names: each parameter's path in (args...) ("0.position",
+  // "1.w"), each result's in f's result. rune::save_program writes it with
+  // its header; rune::load reads it back as a typed callable.
+  template <class... Args> Program program(const Args&... args) const {
+    using R = std::decay_t<std::invoke_result_t<const F&, const Args&...>>;
+    std::vector<nx::Tensor> captures;
+    std::shared_ptr<const detail::Executable> exe = executable<R>(&captures, args...);
+    if (!captures.empty())
+      throw std::invalid_argument("rune::jit: the function reads values of an enclosing trace; its program is that "
+                                  "trace's, not one that can be kept");
+    std::vector<std::string> params, results;
+    for_each_leaf(std::forward_as_tuple(args...), [&](const std::string& path, const nx::Tensor&) { params.push_back(path); });
+    for_each_leaf(*std::static_pointer_cast<const R>(exe->result_like),
+                  [&](const std::string& path, const nx::Tensor&) { results.push_back(path); });
+    return detail::named_program(*exe, std::move(params), std::move(results));
+  }
 
  private:
   struct State {
@@ -109,6 +121,20 @@ template <class F> class Compiled {
     if (!latest) latest = std::make_unique<const typename State::Latest>(
                      typename State::Latest{{type_of(args)...}, std::move(exe)});
     state_->latest_call.store(latest.get(), std::memory_order_release);
+  }
+
+  // The executable of args' key, traced if the key is new (captures: the
+  // values of an enclosing trace it reads).
+  template <class R, class... Args>
+  std::shared_ptr<const detail::Executable> executable(std::vector<nx::Tensor>* captures, const Args&... args) const {
+    TreeKey key = compiled_key_of(std::forward_as_tuple(args...));
+    std::shared_ptr<const detail::Executable> exe = lookup(key);
+    if (exe) return exe;
+    // One trace per key: threads meeting a new key at once wait for the
+    // first (recursive: tracing f may call this function on another key).
+    std::lock_guard tracing(state_->tracing);
+    exe = lookup(key);
+    return exe ? exe : trace<R>(key, captures, args...);
   }
 
   static void append(std::vector<nx::Tensor>& to, std::vector<nx::Tensor>&& more) {

@@ -31,6 +31,14 @@ Tensor full_like(const Tensor& t, double value);
 Tensor arange(DType dtype, double start, double stop, double step = 1);
 Tensor linspace(DType dtype, double start, double stop, std::int64_t n);
 Tensor eye(DType dtype, std::int64_t n);
+// A C-order tensor viewing the caller's memory, without a copy: `data`
+// holds numel(shape) elements of dtype, aligned to the element size, and
+// must outlive the tensor and every value viewing it (nx::reshape and the
+// like view it too); its elements must not change while rune reads them.
+// It is never donated. Borrowed through a pointer to non-const, the memory
+// may also receive a call's results (Loaded::into, rune_program_run).
+Tensor borrow(DType dtype, const Shape& shape, const void* data);
+Tensor borrow(DType dtype, const Shape& shape, void* data);
 
 namespace detail {
 // The dtype that holds a C++ element type exactly, for the types that have

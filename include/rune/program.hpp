@@ -6,6 +6,7 @@
 #include <iosfwd>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -20,6 +21,9 @@ namespace rune {
 namespace vm {
 struct Code;
 }
+namespace ir {
+struct Names;
+}
 
 // The deepest program text reads: sub-programs (a scan's step) nested at
 // most this many levels one inside another.
@@ -28,9 +32,19 @@ inline constexpr int max_nesting = 64;
 class Program {
  public:
   Program() = default;
-  explicit Program(std::shared_ptr<const ir::Program> p) : impl_(std::move(p)) {}
+  explicit Program(std::shared_ptr<const ir::Program> p, std::shared_ptr<const ir::Names> names = nullptr)
+      : impl_(std::move(p)), names_(std::move(names)) {}
   const ir::Program& ir() const;
   const std::shared_ptr<const ir::Program>& shared() const { return impl_; }
+  // The paths of the parameters and of the results in the structures the
+  // program was traced from ("0.position", "1.w"; "" for a lone tensor), as
+  // Compiled::program records them and a saved text's header keeps them.
+  // Empty for a program without names (from rune::program, or text without
+  // a header).
+  bool named() const { return names_ != nullptr; }
+  std::span<const std::string> param_names() const;
+  std::span<const std::string> result_names() const;
+  const std::shared_ptr<const ir::Names>& names() const { return names_; }
   // Its bytecode, compiled on first use (by rune::run or rune::bytecode)
   // and shared by the program's copies.
   const vm::Code& code() const;
@@ -43,6 +57,7 @@ class Program {
     std::shared_ptr<const vm::Code> code;
   };
   std::shared_ptr<const ir::Program> impl_;
+  std::shared_ptr<const ir::Names> names_;
   std::shared_ptr<Compiled> compiled_ = std::make_shared<Compiled>();
 };
 
@@ -55,6 +70,13 @@ void save_program(const Program& program, const std::filesystem::path& file);
 // after checking their count, dtypes and shapes: its bytecode (compiled once
 // per program) runs on the VM.
 std::vector<nx::Tensor> run(const Program& program, const std::vector<nx::Tensor>& args);
+// The same, writing the results into caller memory: `results` are tensors
+// borrowing it (nx::borrow of pointers to non-const), one per result, of the
+// results' dtypes and shapes. Nothing is allocated in the steady state (the
+// run's buffers come from nx's pools), so a frame loop can call it every
+// frame; the arguments may be borrowed too, even the results' memory (each
+// result is computed before any is written).
+void run_into(const Program& program, std::span<const nx::Tensor> args, std::span<const nx::Tensor> results);
 // The listing of the program's bytecode (docs/vm.md).
 std::string bytecode(const Program& program);
 

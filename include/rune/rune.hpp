@@ -9,6 +9,7 @@
 #include "rune/grad.hpp"
 #include "rune/iterate.hpp"
 #include "rune/jit.hpp"
+#include "rune/load.hpp"
 #include "rune/program.hpp"
 #include "rune/remat.hpp"
 #include "rune/root.hpp"

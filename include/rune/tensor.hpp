@@ -39,6 +39,11 @@ struct Storage final : RefCounted {
   // Set when the buffer was given up to a compiled call (nx::donate):
   // every later read of a value viewing it throws.
   std::atomic<bool> donated{false};
+  // Caller memory (nx::borrow): not freed here, never donated; `writable`
+  // when borrowed through a pointer to non-const (a call may write results
+  // into it).
+  bool borrowed = false;
+  bool writable = true;
 
   static boost::intrusive_ptr<Storage> allocate(std::size_t bytes);
   ~Storage();

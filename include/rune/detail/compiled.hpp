@@ -4,8 +4,10 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
+#include "rune/program.hpp"
 #include "rune/tensor.hpp"
 #include "rune/tree.hpp"
 
@@ -32,6 +34,8 @@ std::shared_ptr<const vm::Code> compile(std::shared_ptr<const ir::Program> trace
 // program's constants.
 std::vector<nx::Tensor> execute(const vm::Code& code, std::span<const nx::Tensor> args,
                                 std::span<const nx::Tensor> captures);
+// The executable's program (after the passes) with its values' paths.
+Program named_program(const Executable& exe, std::vector<std::string> params, std::vector<std::string> results);
 // With RUNE_JIT_DEBUG set to a nonzero integer, prints on stderr the first
 // difference of a new key from the latest call's.
 void report_retrace(const TreeKey& here, const TreeKey& previous);
