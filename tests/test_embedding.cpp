@@ -1,6 +1,7 @@
 // Embedding: named programs from compiled functions, the text's header,
 // typed loading (rune::load), caller memory (nx::borrow) and results written
 // into it (rune::run_into, Loaded::into) with no allocation per frame.
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "allocations.hpp"
+#include "examples/embed/host.hpp"
 #include "helpers.hpp"
 #include "ir/program.hpp"
 #include "vm/executor.hpp"
@@ -233,4 +235,21 @@ TEST_CASE("a frame loop on caller memory allocates nothing in its steady state")
   game::Body eager = body();
   for (int frame = 0; frame < 1010; ++frame) eager = game::step(eager, dt);
   CHECK(same_bits(nx::create(nx::float64, {3}, {position[0], position[1], position[2]}), eager.position));
+}
+
+TEST_CASE("the embedding example's game runs 1,000 frames on its own arrays with no allocation, as plain C++ would") {
+  const auto file = temp_file("rune_test_chain_step.rune");
+  const std::int64_t masses = 32;
+  const chain::State like{nx::zeros(nx::float64, {masses}), nx::zeros(nx::float64, {masses})};
+  rune::save_program(rune::jit(chain::step).program(like, nx::scalar(nx::float64, chain::frame_dt)), file);
+  chain::Host host(file, masses);
+  std::filesystem::remove(file);
+  for (int frame = 0; frame < 10; ++frame) host.frame();  // (pools fill)
+  const long before = test::allocations.load();
+  for (int frame = 0; frame < 1000; ++frame) host.frame();
+  if (test::counting && !rune::vm::reference_selected()) CHECK(test::allocations.load() - before == 0);
+
+  std::vector<double> position(masses, 0.), velocity(masses, 0.);
+  for (int frame = 0; frame < 1010; ++frame) chain::step_plain(position.data(), velocity.data(), masses, chain::frame_dt);
+  CHECK(std::equal(position.begin(), position.end(), host.position().begin()));
 }

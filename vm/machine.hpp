@@ -17,7 +17,7 @@ struct Frame {
       : scalars(code.scalars.begin(), code.scalars.end()), tensors(code.tensors.begin(), code.tensors.end()) {}
   // (a small code's registers live in the frame itself: no allocation)
   boost::container::small_vector<Scalar, 32> scalars;
-  boost::container::small_vector<nx::Tensor, 16> tensors;
+  boost::container::small_vector<nx::Tensor, 32> tensors;
 };
 
 // The code's results for `args` (concrete, one per parameter, of its types):

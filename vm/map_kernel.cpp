@@ -23,15 +23,17 @@ namespace {
 constexpr std::int64_t block = 1024;
 constexpr std::size_t align = 64;
 
-template <class T> using Slots = boost::container::small_vector<T, 16>;
-
-// Where each slot's elements are: a base address and a stride of 0
+// Where a slot's elements are: a base address and a stride of 0
 // (broadcast) or 1, or an offset in a block buffer (temporaries).
+struct Place {
+  char* base;
+  std::int64_t stride;
+  std::int64_t temp;  // the offset in the block buffer, -1 for the others
+  std::size_t size;   // of an element
+};
+// (a kernel of up to 32 slots places them without allocating)
 struct Places {
-  Slots<char*> base;
-  Slots<std::int64_t> stride;
-  Slots<std::int64_t> temp;  // the offset in the block buffer, -1 for the others
-  Slots<std::size_t> size;
+  boost::container::small_vector<Place, 32> slots;
   std::size_t temp_bytes = 0;
 };
 
@@ -42,10 +44,14 @@ void run_blocks(const MapKernel& m, const Places& at, std::int64_t first, std::i
   for (std::int64_t b = first; b < last; ++b) {
     const std::int64_t begin = b * block, n = std::min(block, m.size - begin);
     auto ptr = [&](std::int32_t k) -> void* {
-      if (at.temp[std::size_t(k)] >= 0) return temps + at.temp[std::size_t(k)];
-      return at.base[std::size_t(k)] + begin * at.stride[std::size_t(k)] * std::int64_t(at.size[std::size_t(k)]);
+      const Place& p = at.slots[std::size_t(k)];
+      if (p.temp >= 0) return temps + p.temp;
+      return p.base + begin * p.stride * std::int64_t(p.size);
     };
-    auto stride = [&](std::int32_t k) { return at.temp[std::size_t(k)] >= 0 ? 1 : at.stride[std::size_t(k)]; };
+    auto stride = [&](std::int32_t k) {
+      const Place& p = at.slots[std::size_t(k)];
+      return p.temp >= 0 ? 1 : p.stride;
+    };
     for (const MapKernel::Step& s : m.steps) {
       switch (s.family) {
         case nx::ops::Family::binary:
@@ -65,7 +71,7 @@ void run_blocks(const MapKernel& m, const Places& at, std::int64_t first, std::i
 
 void run_map(const MapKernel& m, Frame& f) {
   using Source = MapKernel::Source;
-  Slots<nx::Tensor> held;  // C-order copies of strided inputs
+  boost::container::small_vector<nx::Tensor, 4> held;  // C-order copies of strided inputs
   Places at;
   for (const MapKernel::Slot& slot : m.slots) {
     char* base = nullptr;
@@ -97,10 +103,7 @@ void run_map(const MapKernel& m, Frame& f) {
         }
         break;
     }
-    at.base.push_back(base);
-    at.stride.push_back(stride);
-    at.temp.push_back(temp);
-    at.size.push_back(nx::size_of(slot.dtype));
+    at.slots.push_back({base, stride, temp, nx::size_of(slot.dtype)});
   }
   const std::int64_t blocks = (m.size + block - 1) / block;
   if (m.size < nx::ops::parallel_grain) return run_blocks(m, at, 0, blocks);
