@@ -464,6 +464,41 @@ def w6_section(rows, w):
     w("")
 
 
+# ---------------- W7
+def w7_ns(r):
+    """ns per frame, the median over the rounds."""
+    return median([x.num(r"([\d.]+) ns/frame") for x in r.rs])
+
+
+def w7_section(rows, w):
+    w("## W7: a game's frame with rune embedded")
+    w("")
+    w("The embedding example (`examples/embed/`): a chain of masses on springs, its step traced with "
+      "`rune::jit`, saved, loaded with `rune::load` and run every frame in place on the game's own arrays "
+      "(`Loaded::into` over `nx::borrow`: no copy in, no allocation); the same step as a plain C++ loop on the "
+      "same arrays is the baseline (bits checked equal), and the difference is what rune costs a frame "
+      "(`bench/w7_frame.cpp`, 1,000 frames per sample). [extra] rows: the C API's `rune_program_run` on the "
+      "same arrays, and a `rune::jit` call returning new tensors. No target was set for this workload.")
+    w("")
+    for n in (32, 1024):
+        suffix = f", {n} masses"
+        rl = find(rows, "W7", lambda r: r.impl == "rune Loaded::into frame" + suffix)
+        pc = find(rows, "W7", lambda r: r.impl == "plain C++ step" + suffix)
+        if rl and pc and w7_ns(rl) is not None and w7_ns(pc) is not None:
+            a, b = w7_ns(rl), w7_ns(pc)
+            w(f"- **{n} masses: rune {a:.0f} ns/frame, plain C++ {b:.0f} ns/frame: rune adds {a - b:.0f} ns "
+              f"a frame ({times(a / b)} the plain step).**")
+        else:
+            w(f"- **{n} masses: no W7 result (see the raw output below).**")
+    w("")
+    w("| implementation | ns/frame | median per sample (range) | program | notes |")
+    w("|---|---|---|---|---|")
+    table_rows(w, rows, "W7", None,
+               lambda r: f"{f'{w7_ns(r):.0f}' if w7_ns(r) is not None else r.derived} | {fmt_t(r.t)} ({r.spread()}) | "
+                         f"{r.program} | {r.notes}")
+    w("")
+
+
 # ---------------- W4
 W4_PASSIVE = "[OMP_WAIT_POLICY=PASSIVE]"
 
@@ -899,6 +934,7 @@ def main():
     w4_section(rows, checks, w)
     w5_section(rows, w)
     w6_section(rows, w)
+    w7_section(rows, w)
 
     # ---------------- checks and raw output
     w("## Checks")
@@ -913,7 +949,7 @@ def main():
       "their autograd against a hand-written backward pass too. rune's W2 final states (both carries) must "
       "equal the plain C++ loop's bit for bit and its W2 gradient must agree with the hand-written reverse "
       "loop to 1e-9 relative; rune's compiled W3 chain is checked like the eager one; rune's W6 call must "
-      "give 3 in every element after one trace. A failed check makes the program exit "
+      "give 3 in every element after one trace; rune's W7 loaded step must give the plain C++ step's bits after 100 frames. A failed check makes the program exit "
       "non-zero (reported above as FAILED).")
     w("")
     w("```")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs rune's benchmarks (W1 to W6) and the peers' programs for the same
+# Runs rune's benchmarks (W1 to W7) and the peers' programs for the same
 # workloads in one run, then writes bench/RESULTS.md.
 #
 #   bash bench/run.sh BUILD_DIR        (`make bench` runs `bash bench/run.sh build`)
@@ -9,7 +9,7 @@
 # repository, or $RUNE_PEERS) are built into BUILD_DIR/peers; a peer whose
 # folder, compiler, library or Python module is missing is skipped with a note.
 # Environment: RUNE_PEERS (peers folder), BENCH_JOBS (ninja -j, default 1), BENCH_ONLY
-# (workloads to run, e.g. "W4"; default "W1 W2 W3 W4 W5 W6"),
+# (workloads to run, e.g. "W4"; default "W1 W2 W3 W4 W5 W6 W7"),
 # PYTHON (default /usr/bin/python3), BENCH_RESULTS (output, default bench/RESULTS.md),
 # BENCH_WAIT_IDLE (seconds to wait for other processes to finish, default 30), BENCH_BUDGET
 # (seconds after which run.sh stops waiting and rerunning disturbed programs, default 300),
@@ -115,7 +115,7 @@ if [ "$(meson introspect --buildoptions "$build" 2>/dev/null | "${py:-python3}" 
   echo ">> meson configure $build -Dbench=true" >&2
   meson configure "$build" -Dbench=true >/dev/null || { echo "run.sh: meson configure failed" >&2; exit 1; }
 fi
-targets=(bench/bench_w1 bench/bench_w2 bench/bench_w3 bench/bench_w4 bench/bench_w5 bench/bench_w6)
+targets=(bench/bench_w1 bench/bench_w2 bench/bench_w3 bench/bench_w4 bench/bench_w5 bench/bench_w6 bench/bench_w7)
 echo ">> ninja -C $build -j$jobs ${targets[*]}" >&2
 if ! ninja -C "$build" -j"$jobs" "${targets[@]}" >&2; then
   echo "run.sh: building the benchmarks failed" >&2
@@ -290,16 +290,22 @@ w6_round() {
   [ "$have_peers" = 1 ] && [ "$py_numba" = 1 ] && pyrun "w_jit_peers.py w6" 120 w_jit_peers.py w6
   return 0
 }
+# W7 has no peers: its baseline, the plain C++ step, is in bench_w7 itself.
+w7_round() {
+  run "rune W7" 120 "$build/bench/bench_w7"
+  return 0
+}
 # BENCH_ONLY (e.g. "W4" or "W1 W3"): only these workloads' rounds (all by default).
-only=${BENCH_ONLY:-W1 W2 W3 W4 W5 W6}
+only=${BENCH_ONLY:-W1 W2 W3 W4 W5 W6 W7}
 deadline=$(($(date +%s) + ${BENCH_BUDGET:-300}))
 for round in $(seq 1 "$rounds"); do
-  for wl in W1 W2 W3 W4 W5 W6; do
+  for wl in W1 W2 W3 W4 W5 W6 W7; do
     case " $only " in *" $wl "*) ;; *) continue ;; esac
     wait_idle
     log "# ==== round $round of $rounds: $wl"
     case $wl in
       W1) w1_round ;; W2) w2_round ;; W3) w3_round ;; W4) w4_round ;; W5) w5_round ;; W6) w6_round ;;
+      W7) w7_round ;;
     esac
   done
 done
