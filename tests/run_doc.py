@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Checks a documentation page: every ```cpp block is a complete program that
-is compiled against the library and run; when an ```output block follows it,
-the program's standard output must equal that block exactly.
+is compiled against the library and run, and so is every ```c block
+(compiled as C99 by `cc`, linked by the C++ compiler); when an ```output
+block follows one, the program's standard output must equal that block
+exactly. The programs run in the page's order.
 
     run_doc.py PAGE.md WORKDIR INCLUDE_DIR LIBRUNE CXX...
 """
@@ -36,13 +38,22 @@ def main():
     found = list(blocks(open(page).read()))
     failures = 0
     for k, (lang, body, line) in enumerate(found):
-        if lang != "cpp":
+        if lang not in ("cpp", "c"):
             continue
         expected = found[k + 1][1] if k + 1 < len(found) and found[k + 1][0] == "output" else None
         stem = os.path.join(workdir, "%s_%d" % (os.path.basename(page)[:-3], line))
-        with open(stem + ".cpp", "w") as f:
+        with open(stem + "." + lang, "w") as f:
             f.write(body)
-        build = subprocess.run(cxx + ["-std=c++20", "-O1", "-I" + include, stem + ".cpp", library,
+        source = [stem + ".cpp"]
+        if lang == "c":
+            source = [stem + ".o"]
+            build = subprocess.run(["cc", "-std=c99", "-Wall", "-Wextra", "-I" + include, "-c", stem + ".c", "-o", stem + ".o"],
+                                   capture_output=True, text=True)
+            if build.returncode != 0:
+                print("%s:%d: the C program does not compile:\n%s" % (page, line, build.stderr))
+                failures += 1
+                continue
+        build = subprocess.run(cxx + ["-std=c++20", "-O1", "-I" + include] + source + [library,
                                       "-ltbb", "-lopenblas", "-pthread", "-o", stem],
                                capture_output=True, text=True)
         if build.returncode != 0:
@@ -56,7 +67,7 @@ def main():
         elif expected is not None and run.stdout != expected:
             print("%s:%d: the output differs.\n--- printed\n%s--- documented\n%s" % (page, line, run.stdout, expected))
             failures += 1
-    print("%s: %d program(s) checked, %d failed" % (page, sum(1 for b in found if b[0] == "cpp"), failures))
+    print("%s: %d program(s) checked, %d failed" % (page, sum(1 for b in found if b[0] in ("cpp", "c")), failures))
     sys.exit(1 if failures else 0)
 
 
