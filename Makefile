@@ -6,13 +6,14 @@
 #   make fuzz    the libFuzzer targets, a minute each (docs/reliability.md)
 #   make tsan    the concurrency test built with ThreadSanitizer
 
+# clang 14 (Debian 12's own) builds the library and the fuzz targets, and the
+# test clang_headers compiles the public headers, the examples and the docs'
+# programs with it.
+CLANG = 14
 PACKAGES = meson ninja-build pkg-config cmake g++ libboost-dev libtbb-dev catch2 \
-           libxsimd-dev libasmjit-dev libopenblas-dev libreadline-dev
+           libxsimd-dev libasmjit-dev libopenblas-dev libreadline-dev clang-$(CLANG)
 BENCH_PACKAGES = python3-torch libtorch-dev python3-numpy python3-numba python3-numexpr
-# clang 14 builds the library and the fuzz targets (the examples need a
-# newer one: aggregate template argument deduction).
-FUZZ_CLANG = 14
-FUZZ_PACKAGES = clang-$(FUZZ_CLANG) libclang-rt-$(FUZZ_CLANG)-dev
+FUZZ_PACKAGES = clang-$(CLANG) libclang-rt-$(CLANG)-dev
 FUZZ_SECONDS ?= 60
 BUILD ?= build
 SHELL := /bin/bash
@@ -63,7 +64,7 @@ sanitize: deps
 # Builds only the fuzz targets (and what they link); each runs FUZZ_SECONDS
 # (make fuzz FUZZ_SECONDS=1800 for a long run); fails when one finds a crash.
 fuzz: fuzz-deps
-	[ -f build-fuzz/build.ninja ] || CXX=clang++-$(FUZZ_CLANG) meson setup build-fuzz --buildtype=debugoptimized \
+	[ -f build-fuzz/build.ninja ] || CXX=clang++-$(CLANG) meson setup build-fuzz --buildtype=debugoptimized \
 	  -Dfuzz=true -Dtests=false -Dbench=false
 	ninja -C build-fuzz fuzz/fuzz_program fuzz/fuzz_repl
 	bash fuzz/run.sh build-fuzz $(FUZZ_SECONDS)

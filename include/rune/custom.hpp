@@ -75,7 +75,9 @@ template <class Rule, class P, class Q> struct TypedRule final : CustomRule {
     if constexpr (requires { rule(structure(primals)).second; }) {
       auto [q, pullback] = rule(structure(primals));
       std::vector<nx::Tensor> out = learn(q);
-      Pullback erased = [pullback, like = q](std::span<const nx::Tensor> cts) {
+      // (Init-captures: C++20 lets a lambda capture a structured binding,
+      // clang before 16 does not.)
+      Pullback erased = [pullback = pullback, like = q](std::span<const nx::Tensor> cts) {
         return leaves(pullback(rebuild(like, cts)));
       };
       return {out, erased};

@@ -52,7 +52,7 @@
 
 // A field list expands by recursion through deferred re-scans (each EXPAND
 // level multiplies the number of re-scans by 4; 4^3 allows 64 fields).
-#define RUNE_TREE_DETAIL_FIELD(Type, f) ::rune::tree_detail::Field{#f, &Type::f}
+#define RUNE_TREE_DETAIL_FIELD(Type, f) ::rune::tree_detail::field(#f, &Type::f)
 #define RUNE_TREE_DETAIL_PARENS ()
 #define RUNE_TREE_DETAIL_EXPAND(...) \
   RUNE_TREE_DETAIL_EXPAND2(RUNE_TREE_DETAIL_EXPAND2(RUNE_TREE_DETAIL_EXPAND2(RUNE_TREE_DETAIL_EXPAND2(__VA_ARGS__))))
@@ -175,6 +175,9 @@ template <class S, class M> struct Field {
   const char* name;
   M S::*member;
 };
+// (A function rather than Field{name, member}: clang before 17 does not
+// deduce an aggregate's template arguments.)
+template <class S, class M> constexpr Field<S, M> field(const char* name, M S::*member) { return {name, member}; }
 
 // Unqualified calls below find a struct's fields by argument-dependent
 // lookup only; this declaration keeps ordinary lookup from finding anything.
