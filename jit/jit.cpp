@@ -3,6 +3,9 @@
 // retrace reports.
 #include <cstdlib>
 #include <iostream>
+#include <optional>
+#include <string>
+#include <variant>
 
 #include "ir/passes/pipeline.hpp"
 #include "ir/text.hpp"
@@ -52,11 +55,35 @@ Program named_program(const Executable& exe, std::vector<std::string> params, st
   return Program(exe.code->program, std::make_shared<const ir::Names>(ir::Names{std::move(params), std::move(results)}));
 }
 
-void report_retrace(const TreeKey& here, const TreeKey& previous) {
+namespace {
+// The path of the first fact two keys of one type differ in, when it is a
+// static leaf's value.
+std::optional<std::string> changed_static_leaf(const TreeKey& here, const TreeKey& previous) {
+  if (here.type() != previous.type()) return std::nullopt;
+  for (std::size_t i = 0; i < here.entries().size(); ++i) {
+    const TreeKey::Entry& a = here.entries()[i];
+    if (a.fact == previous.entries()[i].fact) continue;
+    if (!std::holds_alternative<TreeKey::Value>(a.fact)) return std::nullopt;
+    return a.path;
+  }
+  return std::nullopt;
+}
+}  // namespace
+
+void report_retrace(const TreeKey& here, const TreeKey& previous, int traced_in_a_row, bool& warned) {
+  const std::optional<std::string> difference = first_difference(here, previous, "here", "in the previous key");
   const char* debug = std::getenv("RUNE_JIT_DEBUG");  // read at each retrace: they are rare
-  if (!debug || std::atoi(debug) == 0) return;
-  if (auto difference = first_difference(here, previous, "here", "in the previous key"))
-    std::cerr << "rune::jit: retrace: " << *difference << '\n';
+  if (debug && std::atoi(debug) != 0 && difference) std::cerr << "rune::jit: retrace: " << *difference << '\n';
+  if (warned || traced_in_a_row < retrace_warning_calls || !difference) return;
+  warned = true;
+  std::cerr << "rune::jit: warning: traced again on each of the last " << traced_in_a_row << " calls; ";
+  if (auto path = changed_static_leaf(here, previous))  // (the difference reads "<path>: value ...")
+    std::cerr << "the static leaf " << path_name(*path) << " keeps changing ("
+              << difference->substr(path_name(*path).size() + 2)
+              << "): a value that changes from call to call belongs in a tensor (nx::scalar)";
+  else
+    std::cerr << "the latest difference: " << *difference;
+  std::cerr << " (RUNE_JIT_DEBUG=1 reports every retrace)\n";
 }
 
 }  // namespace rune::detail

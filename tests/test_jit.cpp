@@ -85,6 +85,55 @@ TEST_CASE("RUNE_JIT_DEBUG reports the first difference of a retrace") {
   CHECK(captured.str() == "rune::jit: retrace: 0: layout strided here, contiguous in the previous key\n");
 }
 
+namespace {
+struct Spring {
+  Tensor position;
+  float stiffness = 1.f;  // a static leaf: part of the key by its value
+};
+RUNE_TREE(Spring, position, stiffness);
+}  // namespace
+
+TEST_CASE("float and double leaves are static: keyed by their bits, never traced") {
+  int traces = 0;
+  auto pull = rune::jit([&](const Spring& s, double scale) {
+    ++traces;
+    return s.position * double(s.stiffness) * scale;
+  });
+  CHECK(text(pull(Spring{v4(), 2.f}, 0.5)) == "float64 [4] [1, 2, 3, 4]");
+  CHECK(text(pull(Spring{v4(), 2.f}, 0.5)) == "float64 [4] [1, 2, 3, 4]");
+  CHECK(traces == 1);
+  CHECK(text(pull(Spring{v4(), 3.f}, 0.5)) == "float64 [4] [1.5, 3, 4.5, 6]");
+  CHECK(traces == 2);
+  (void)pull(Spring{v4(), 3.f}, -0.);
+  (void)pull(Spring{v4(), 3.f}, 0.);
+  CHECK(traces == 4);  // -0 and 0 are distinct keys
+  const auto key = rune::key_of(std::pair{Spring{v4(), 2.f}, 0.1});
+  CHECK(*rune::first_difference(key, rune::key_of(std::pair{Spring{v4(), 2.f}, 0.3}), "here", "there") ==
+        "1: value 0.1 here, 0.3 there");
+}
+
+TEST_CASE("a function traced on 8 calls in a row warns once, naming the static leaf that keeps changing") {
+  std::stringstream captured;
+  auto* old = std::cerr.rdbuf(captured.rdbuf());
+  auto f = rune::jit([](const Tensor& x, int frame) { return x * double(frame); });
+  for (int frame = 0; frame < 7; ++frame) (void)f(v4(), frame);
+  const std::string after_seven = captured.str();
+  for (int frame = 7; frame < 20; ++frame) (void)f(v4(), frame);
+  std::cerr.rdbuf(old);
+  CHECK(after_seven.empty());
+  CHECK(captured.str() ==
+        "rune::jit: warning: traced again on each of the last 8 calls; the static leaf 1 keeps changing (value 7 here, "
+        "6 in the previous key): a value that changes from call to call belongs in a tensor (nx::scalar) "
+        "(RUNE_JIT_DEBUG=1 reports every retrace)\n");
+  // A call that finds its program breaks the run.
+  captured.str("");
+  old = std::cerr.rdbuf(captured.rdbuf());
+  auto g = rune::jit([](const Tensor& x, int frame) { return x * double(frame); });
+  for (int frame = 0; frame < 20; ++frame) (void)g(v4(), frame % 2 == 0 ? frame : 0);
+  std::cerr.rdbuf(old);
+  CHECK(captured.str().empty());
+}
+
 TEST_CASE("captures are read at the trace") {
   double scale = 2.;
   auto scaled = rune::jit([&](const Tensor& v) { return v * scale; });

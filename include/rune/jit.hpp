@@ -89,6 +89,10 @@ template <class F> class Compiled {
     std::unordered_map<TreeKey, std::shared_ptr<const detail::Executable>> cache;
     std::optional<TreeKey> latest;
     std::atomic<std::int64_t> traces{0};
+    // Calls in a row that traced (a call finding its program resets it), for
+    // the one-time warning about a key that changes on every call.
+    std::atomic<int> traced_in_a_row{0};
+    bool warned = false;  // (under `mutex`)
     // The fast path of calls whose arguments are all tensors: the latest
     // such call's argument types and executable, found without building a
     // key when the next call's arguments have those types. One Latest per
@@ -111,7 +115,9 @@ template <class F> class Compiled {
     if (!latest || !(args.defined() && ...)) return nullptr;
     std::size_t k = 0;
     const bool same = ((type_of(args) == latest->types[k++]) && ...);
-    return same ? latest->exe : nullptr;
+    if (!same) return nullptr;
+    found_program();
+    return latest->exe;
   }
 
   template <class... Args> void remember(std::shared_ptr<const detail::Executable> exe, const Args&... args) const {
@@ -137,6 +143,11 @@ template <class F> class Compiled {
     return exe ? exe : trace<R>(key, captures, args...);
   }
 
+  void found_program() const {
+    if (state_->traced_in_a_row.load(std::memory_order_relaxed) != 0)
+      state_->traced_in_a_row.store(0, std::memory_order_relaxed);
+  }
+
   static void append(std::vector<nx::Tensor>& to, std::vector<nx::Tensor>&& more) {
     if (to.empty()) to = std::move(more);
     else to.insert(to.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
@@ -147,6 +158,7 @@ template <class F> class Compiled {
     auto found = state_->cache.find(key);
     if (found == state_->cache.end()) return nullptr;
     if (!state_->latest || !(*state_->latest == key)) state_->latest = key;  // (a copy only when it changes)
+    found_program();
     return found->second;
   }
 
@@ -168,7 +180,8 @@ template <class F> class Compiled {
     *captures = staging.captures();
     std::lock_guard lock(state_->mutex);
     ++state_->traces;
-    if (state_->latest) detail::report_retrace(key, *state_->latest);
+    const int in_a_row = state_->traced_in_a_row.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (state_->latest) detail::report_retrace(key, *state_->latest, in_a_row, state_->warned);
     state_->latest = key;
     if (captures->empty()) state_->cache.emplace(key, exe);
     return exe;

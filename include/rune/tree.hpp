@@ -2,7 +2,8 @@
 // and returns.
 //
 // A structure is an nx::Tensor (a dynamic leaf, traced), a static leaf (an
-// integral type, bool or enum: never traced, part of a compiled key), or a
+// integral type, bool, enum, float or double: never traced, part of a
+// compiled key by its value, a float's by its bits), or a
 // std::pair, std::tuple, std::array, std::vector, std::optional or
 // std::map<std::string, T> of structures, or a struct made walkable with
 // RUNE_TREE. Walks visit tensor leaves depth first: elements in order,
@@ -17,6 +18,8 @@
 #pragma once
 
 #include <array>
+#include <bit>
+#include <charconv>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -96,8 +99,16 @@ class TreeKey {
     std::vector<std::string> names;
     bool operator==(const Keys&) const = default;
   };
+  // A float or double static leaf, compared by its bits: -0.0 and 0.0 are
+  // distinct keys (a program may tell them apart), and a NaN is its own.
+  struct Real {
+    double value;
+    bool operator==(const Real& other) const {
+      return std::bit_cast<std::uint64_t>(value) == std::bit_cast<std::uint64_t>(other.value);
+    }
+  };
   struct Value {
-    std::variant<std::int64_t, std::uint64_t, bool> value;
+    std::variant<std::int64_t, std::uint64_t, bool, Real> value;
     bool operator==(const Value&) const = default;
   };
   struct Leaf {
@@ -145,7 +156,10 @@ class TreeKey {
             else if constexpr (std::same_as<F, Presence>) boost::hash_combine(seed, f.some);
             else if constexpr (std::same_as<F, Keys>) boost::hash_combine(seed, f.names);
             else if constexpr (std::same_as<F, Value>)
-              std::visit([&](auto v) { boost::hash_combine(seed, v); }, f.value);
+              std::visit([&](auto v) {
+                if constexpr (std::same_as<decltype(v), Real>) boost::hash_combine(seed, std::bit_cast<std::uint64_t>(v.value));
+                else boost::hash_combine(seed, v);
+              }, f.value);
             else {
               boost::hash_combine(seed, static_cast<int>(f.dtype));
               boost::hash_range(seed, f.shape.begin(), f.shape.end());
@@ -184,7 +198,7 @@ template <class S, class M> constexpr Field<S, M> field(const char* name, M S::*
 void rune_tree_fields() = delete;
 
 template <class T> concept Tensor = std::same_as<T, nx::Tensor>;
-template <class T> concept Static = std::integral<T> || std::is_enum_v<T>;
+template <class T> concept Static = std::integral<T> || std::is_enum_v<T> || std::floating_point<T>;
 template <class T> concept Struct = std::is_class_v<T> && requires(const T* p) { rune_tree_fields(p); };
 
 template <class T> inline constexpr bool is_optional = false;
@@ -263,6 +277,7 @@ class Step {
 template <class S> TreeKey::Value static_value(S s) {
   if constexpr (std::is_enum_v<S>) return static_value(static_cast<std::underlying_type_t<S>>(s));
   else if constexpr (std::same_as<S, bool>) return {s};
+  else if constexpr (std::floating_point<S>) return {TreeKey::Real{static_cast<double>(s)}};
   else if constexpr (std::is_signed_v<S>) return {static_cast<std::int64_t>(s)};
   else return {static_cast<std::uint64_t>(s)};
 }
@@ -395,8 +410,14 @@ inline std::string contrast(std::string a, std::string_view la, std::string_view
 
 inline std::string value_text(const TreeKey::Value& v) {
   return std::visit([](auto x) -> std::string {
-    if constexpr (std::same_as<decltype(x), bool>) return x ? "true" : "false";
-    else return std::to_string(x);
+    if constexpr (std::same_as<decltype(x), bool>) {
+      return x ? "true" : "false";
+    } else if constexpr (std::same_as<decltype(x), TreeKey::Real>) {
+      char text[32];  // the shortest text that reads back to the same double
+      return std::string(text, std::to_chars(text, text + sizeof text, x.value).ptr);
+    } else {
+      return std::to_string(x);
+    }
   }, v.value);
 }
 

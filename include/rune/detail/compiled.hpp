@@ -37,8 +37,11 @@ std::vector<nx::Tensor> execute(const vm::Code& code, std::span<const nx::Tensor
 // The executable's program (after the passes) with its values' paths.
 Program named_program(const Executable& exe, std::vector<std::string> params, std::vector<std::string> results);
 // With RUNE_JIT_DEBUG set to a nonzero integer, prints on stderr the first
-// difference of a new key from the latest call's.
-void report_retrace(const TreeKey& here, const TreeKey& previous);
+// difference of a new key from the latest call's. Once a compiled function
+// (`warned` is its flag) has traced on retrace_warning_calls calls in a row,
+// prints a warning naming what keeps changing, debugging or not.
+inline constexpr int retrace_warning_calls = 8;
+void report_retrace(const TreeKey& here, const TreeKey& previous, int traced_in_a_row, bool& warned);
 
 }  // namespace detail
 }  // namespace rune
