@@ -1,5 +1,6 @@
 #include "tools/repl/arguments.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <stdexcept>
 #include <string>
@@ -89,7 +90,8 @@ Argument fill(TensorReader& in) {
   const std::string element(in.word());
   const Type type = read_type(in);
   return shorthand(type, tensor_of(type.dtype, {}, {element}), [type, element] {
-    return tensor_of(type.dtype, type.shape, std::vector<std::string_view>(std::size_t(nx::numel(type.shape)), element));
+    const std::vector<std::string_view> every(std::size_t(nx::numel(type.shape)), element);
+    return tensor_of(type.dtype, type.shape, every);
   });
 }
 

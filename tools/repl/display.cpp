@@ -16,8 +16,8 @@ void show_results(std::ostream& out, const std::vector<Produced>& results, std::
   if (results.empty()) out << "return (no values)\n";  // (a finished run always says so)
   for (std::size_t k = 0; k < results.size(); ++k) {
     // (a root path "" is a lone result: its %n says more than "the root")
-    if (k < paths.size() && !paths[k].empty()) out << "return " << paths[k] << " = " << nx::to_string(results[k].value) << '\n';
-    else out << "return " << value_text(results[k]) << '\n';
+    const bool named = k < paths.size() && !paths[k].empty();
+    out << "return " << (named ? paths[k] + " = " + nx::to_string(results[k].value) : value_text(results[k])) << '\n';
   }
 }
 
