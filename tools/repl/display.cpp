@@ -12,9 +12,13 @@ std::string value_text(const Produced& p) {
   return s;
 }
 
-void show_results(std::ostream& out, const std::vector<Produced>& results) {
+void show_results(std::ostream& out, const std::vector<Produced>& results, std::span<const std::string> paths) {
   if (results.empty()) out << "return (no values)\n";  // (a finished run always says so)
-  for (const Produced& r : results) out << "return " << value_text(r) << '\n';
+  for (std::size_t k = 0; k < results.size(); ++k) {
+    // (a root path "" is a lone result: its %n says more than "the root")
+    const bool named = k < paths.size() && !paths[k].empty();
+    out << "return " << (named ? paths[k] + " = " + nx::to_string(results[k].value) : value_text(results[k])) << '\n';
+  }
 }
 
 namespace {

@@ -23,7 +23,7 @@ void Names::index(const ir::Program& program, Owner owner) {
     for (std::size_t j = 0; j < eq.programs.size(); ++j) {
       const auto& text = ir::construct_rules(eq.kind).text;
       const std::string part = text ? std::string(text->programs[std::min(j, text->programs.size() - 1)]) : "program";
-      index(*eq.programs[j], {first, part});
+      index(*eq.programs[j], {first, part, &eq});
     }
   }
 }
@@ -38,6 +38,8 @@ std::optional<Names::Place> Names::find(int number) const {
   if (number < 0 || number >= count() || !places_[std::size_t(number)].program) return std::nullopt;
   return places_[std::size_t(number)];
 }
+
+std::string Names::Owner::text() const { return "the " + part + " of " + name_text(construct); }
 
 std::string name_text(int number) {
   std::string s(1, '%');  // (not "%" + to_string: GCC 12 warns falsely on that)

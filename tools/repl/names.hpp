@@ -30,11 +30,14 @@ class Names {
   // The number of names: they run from %0 to %(count - 1).
   int count() const { return int(places_.size()); }
   // What runs a sub-program: the first output of its construct (-1 for the
-  // top-level program, or a construct without outputs) and its part
-  // ("step", "until", "branch"): a sub-program is named "the step of %2".
+  // top-level program, or a construct without outputs), its part ("step",
+  // "until", "branch"): a sub-program is named "the step of %2"; and the
+  // construct's equation (null for the top-level program).
   struct Owner {
     int construct = -1;
     std::string part;
+    const ir::Equation* equation = nullptr;
+    std::string text() const;  // "the step of %2"
   };
   const Owner& owner_of(const ir::Program& program) const { return owners_.at(&program); }
 

@@ -5,10 +5,12 @@
 #include <ostream>
 #include <sstream>
 
+#include "ir/eval.hpp"
 #include "ir/text.hpp"
 #include "ops/primitive.hpp"
+#include "tools/repl/arguments.hpp"
 #include "tools/repl/display.hpp"
-#include "tools/repl/tensor_text.hpp"
+#include "tools/repl/file_text.hpp"
 #include "vm/compile.hpp"
 #include "vm/listing.hpp"
 
@@ -29,9 +31,12 @@ const std::vector<Session::Command>& Session::commands() {
       {{"step", "s"}, "step [N]", "take one action (or N), showing the values defined", &Session::step},
       {{"bytecode", "bc"}, "bytecode", "print the bytecode the program compiles to", &Session::bytecode},
       {{"stepi", "si"}, "stepi [N]", "run one instruction (or N), showing registers written", &Session::stepi},
-      {{"continue", "c"}, "continue", "go on to the next breakpoint or the end", &Session::continue_command},
-      {{"break", "b"}, "break [%n ...]", "stop before the equation defining %n (alone: list)", &Session::break_command},
-      {{"delete", "d"}, "delete [%n ...]", "remove the breakpoint at %n (alone: all)", &Session::delete_command},
+      {{"continue", "c"}, "continue [N]", "go on to the next breakpoint (or the Nth) or the end",
+       &Session::continue_command},
+      {{"break", "b"}, "break [%n [row K] ...]", "stop before the equation defining %n (alone: list)",
+       &Session::break_command},
+      {{"delete", "d"}, "delete [%n [row K] ...]", "remove the breakpoints at %n (alone: all)",
+       &Session::delete_command},
       {{"print", "p"}, "print [%n ...]", "show each %n's current value (alone: the program)", &Session::print},
       {{"where"}, "where", "show the next action", &Session::where},
       {{"reset"}, "reset", "restart on the same arguments, stopped at the start", &Session::reset},
@@ -44,18 +49,27 @@ const std::vector<Session::Command>& Session::commands() {
 namespace {
 
 const char* help_notes =
-    "ARGS are tensors written as the printer writes them, separated by commas:\n"
+    "ARGS are tensors written as the printer writes them, or shorthands making\n"
+    "one of a type, separated by commas:\n"
     "  run float64 [3] [1, 2, 3], float64 [] 2\n"
-    "Values are named %n as list prints them. A step shows each value it defines,\n"
-    "and for a value of a sub-program, the run of each construct it is in\n"
-    "(innermost first):\n"
+    "  zeros float64 [8]    ones int32 [2, 2]    fill 2.5 float64 [3]\n"
+    "  linspace 0 1 float64 [5]    file pos.txt float64 [100, 3]\n"
+    "A file holds the elements in C order, separated by spaces, commas or line\n"
+    "breaks; # starts a comment.\n"
+    "Values are named %n as list prints them; a constant's line ends with its\n"
+    "value (\"; 1\"). A program saved with names shows its parameters' and\n"
+    "results' paths, and its results by path (\"return position = ...\").\n"
+    "A step shows each value it defines, and for a value of a sub-program, the\n"
+    "run of each construct it is in (innermost first):\n"
     "  %6 = float64 [] 1   (row 0 of %2)\n"
     "Stepping onto a construct enters its sub-programs, one run at a time,\n"
     "binding the run's parameters: a scan's step row by row, an iterate's until\n"
     "and step in turn (\"until 0\", \"step 0\", ...), a cond's chosen branch, a\n"
     "remat's body. After a run's last equation, a step begins the next run;\n"
     "after the last, it defines the construct's outputs. A breakpoint in a\n"
-    "sub-program stops on every run; one at its parameter, before each run.\n"
+    "sub-program stops on every run; one at its parameter, before each run;\n"
+    "one given a run (break %7 row 150; an iterate's until K or step K), in\n"
+    "that run only. continue N goes on past N - 1 stops to the Nth.\n"
     "A finished run shows its results:\n"
     "  return %3 = float64 [4] [1, 5, 14, 30]\n"
     "bytecode lists the program as loaded, compiled for its parameters' types\n"
@@ -96,17 +110,20 @@ int count_of(const std::string& command, const char* what, const std::string& ar
   return n;
 }
 
-// "(%0 : float64 [4]) -> (%3 : float64 [4])": what the program takes and returns.
-std::string signature(const ir::Program& p, const Names& names) {
-  auto typed = [&](const std::vector<int>& values) {
+// "(%0 : float64 [4]) -> (%3 : float64 [4])": what the program takes and
+// returns, each with its path where the program has names ("0.position %0
+// : float64 [3]").
+std::string signature(const ir::Program& p, const Names& names, const rune::Program& loaded) {
+  auto typed = [&](const std::vector<int>& values, std::span<const std::string> paths) {
     std::string s;
-    for (int v : values) {
+    for (std::size_t k = 0; k < values.size(); ++k) {
       if (!s.empty()) s += ", ";
-      s += name_text(names.number(p, v)) + " : " + nx::ops::to_string(p.types[std::size_t(v)]);
+      if (k < paths.size() && !paths[k].empty()) s += paths[k] + " ";
+      s += name_text(names.number(p, values[k])) + " : " + nx::ops::to_string(p.types[std::size_t(values[k])]);
     }
     return "(" + s + ")";
   };
-  return typed(p.params) + " -> " + typed(p.results);
+  return typed(p.params, loaded.param_names()) + " -> " + typed(p.results, loaded.result_names());
 }
 
 bool is_parameter(const ir::Program& p, int value) { return std::ranges::find(p.params, value) != p.params.end(); }
@@ -157,29 +174,32 @@ void Session::help(const std::string& args) {
     std::string head;
     for (std::size_t i = 1; i < c.names.size(); ++i) head += c.names[i] + ", ";
     head += c.usage;
-    out_ << "  " << head << std::string(head.size() < 24 ? 24 - head.size() : 1, ' ') << c.summary << '\n';
+    out_ << "  " << head << std::string(head.size() < 28 ? 28 - head.size() : 1, ' ') << c.summary << '\n';
   }
   out_ << help_notes;
 }
 
 void Session::load(const std::string& args) {
   if (args.empty()) throw std::invalid_argument("load takes a file name");
-  rune::Program loaded = rune::load_program(args);
+  // (read here rather than by rune::load_program, to give the reason a file
+  // cannot be read)
+  rune::Program loaded = rune::parse_program(file_text(args));
   program_ = loaded.shared();
-  text_ = rune::to_string(loaded);
+  param_paths_.assign(loaded.param_names().begin(), loaded.param_names().end());
+  result_paths_.assign(loaded.result_names().begin(), loaded.result_names().end());
   names_ = std::make_unique<Names>(*program_);
-  listing_ = std::make_unique<Listing>(text_);
+  listing_ = std::make_unique<Listing>(rune::to_string(loaded), *program_, *names_);
   breakpoints_.clear();
   run_.reset();
   code_.reset();
   bytecode_run_.reset();
-  out_ << "loaded " << args << ": " << signature(*program_, *names_) << '\n';
+  out_ << "loaded " << args << ": " << signature(*program_, *names_, loaded) << '\n';
 }
 
 void Session::list(const std::string& args) {
   no_arguments("list", args);
   require_program();
-  out_ << text_;
+  out_ << listing_->text();
 }
 
 void Session::require_program() const {
@@ -190,7 +210,7 @@ void Session::require_program() const {
 
 void Session::run_command(const std::string& args) {
   begin(args);
-  go_on(true);
+  go_on(true, 1);
 }
 
 void Session::start(const std::string& args) {
@@ -208,7 +228,10 @@ void Session::reset(const std::string& args) {
 
 void Session::begin(const std::string& args) {
   require_program();
-  run_ = std::make_unique<Stepper>(program_, parse_tensors(args));
+  const std::vector<Argument> written = parse_arguments(args);
+  // (before the values are made: a shorthand of a huge shape is refused)
+  ir::check_arguments(*program_, stand_ins(written), "rune::run", param_paths_);
+  run_ = std::make_unique<Stepper>(program_, make_arguments(written));
   bytecode_run_.reset();  // it ran on the arguments of the run just replaced
 }
 
@@ -217,28 +240,29 @@ void Session::step(const std::string& args) {
   Stepper& run = require_unfinished();
   for (int i = 0; i < count && !run.finished(); ++i)
     for (const Produced& p : run.step()) out_ << value_text(p) << '\n';
-  if (run.finished()) show_results(out_, run.results());
+  if (run.finished()) show_results(out_, run.results(), result_paths_);
 }
 
 void Session::continue_command(const std::string& args) {
-  no_arguments("continue", args);
+  const int count = count_of("continue", "stops", args);
   require_unfinished();
-  go_on(false);
+  go_on(false, count);
 }
 
-// Steps until the next action defines a breakpoint's value (not checking
-// the first action when continuing from a stop) or the program finishes.
-void Session::go_on(bool check_first) {
+// Steps until the next action defines a breakpoint's value for the
+// `stops`th time (not checking the first action when continuing from a
+// stop) or the program finishes. Only the last stop is shown.
+void Session::go_on(bool check_first, int stops) {
   for (bool check = check_first; !run_->finished(); check = true) {
     Stepper::Next next = run_->next();
-    for (int n : next.defines)
-      if (check && breakpoints_.count(n)) {
-        out_ << "stopped at breakpoint " << name_text(n) << '\n';
-        return show_next(out_, next, *listing_);
-      }
+    const Breakpoint* hit = check ? breakpoints_.stopping(next.defines) : nullptr;
+    if (hit && --stops == 0) {
+      out_ << "stopped at breakpoint " << breakpoint_text(*hit) << '\n';
+      return show_next(out_, next, *listing_);
+    }
     run_->step();
   }
-  show_results(out_, run_->results());
+  show_results(out_, run_->results(), result_paths_);
 }
 
 void Session::where(const std::string& args) {
@@ -272,7 +296,7 @@ void Session::stepi(const std::string& args) {
   if (!bytecode_run_) bytecode_run_ = std::make_unique<BytecodeRun>(code(), run.arguments());
   for (int i = 0; i < count && !bytecode_run_->finished(); ++i) out_ << executed_text(bytecode_run_->step()) << '\n';
   if (bytecode_run_->finished()) {
-    show_results(out_, program_results(bytecode_run_->results()));
+    show_results(out_, program_results(bytecode_run_->results()), result_paths_);
     bytecode_run_.reset();  // the next stepi starts over
   }
 }
@@ -297,24 +321,20 @@ std::vector<Produced> Session::program_results(const std::vector<nx::Tensor>& va
 void Session::break_command(const std::string& args) {
   require_program();
   if (args.empty()) return list_breakpoints();
-  for (const std::string& word : words(args)) {
-    const int n = existing_value(word);
+  for (const Breakpoint& b : parse_breakpoints(words(args))) {
+    const int n = existing_value(b.number);
     const Names::Place place = *names_->find(n);
     if (place.program == program_.get() && is_parameter(*place.program, place.value))
       throw std::invalid_argument(name_text(n) + " is a parameter of the program: it has its value from the start");
-    breakpoints_.insert(n);
-    out_ << "breakpoint at " << name_text(n) << '\n';
+    check_run(b, *names_);
+    breakpoints_.add(b);
+    out_ << "breakpoint at " << breakpoint_text(b) << '\n';
   }
 }
 
 void Session::list_breakpoints() {
-  if (breakpoints_.empty()) {
-    out_ << "no breakpoints\n";
-    return;
-  }
-  out_ << "breakpoints:";
-  for (int n : breakpoints_) out_ << ' ' << name_text(n);
-  out_ << '\n';
+  if (breakpoints_.empty()) out_ << "no breakpoints\n";
+  else out_ << "breakpoints: " << breakpoints_.text() << '\n';
 }
 
 void Session::delete_command(const std::string& args) {
@@ -323,16 +343,15 @@ void Session::delete_command(const std::string& args) {
     out_ << "deleted all breakpoints\n";
     return;
   }
-  for (const std::string& word : words(args)) {
-    const int n = parse_name(word);
-    if (!breakpoints_.erase(n)) throw std::invalid_argument("no breakpoint at " + name_text(n));
-    out_ << "deleted breakpoint at " << name_text(n) << '\n';
+  for (const Breakpoint& b : parse_breakpoints(words(args))) {
+    if (!breakpoints_.remove(b)) throw std::invalid_argument("no breakpoint at " + breakpoint_text(b));
+    out_ << "deleted breakpoint at " << breakpoint_text(b) << '\n';
   }
 }
 
 void Session::print(const std::string& args) {
   if (args.empty()) return list(args);
-  for (const std::string& word : words(args)) print_value(existing_value(word));
+  for (const std::string& word : words(args)) print_value(existing_value(parse_name(word)));
 }
 
 void Session::print_value(int number) const {
@@ -345,15 +364,13 @@ void Session::print_value(int number) const {
     out_ << name << " is not computed yet\n";
   } else {
     const Names::Owner& owner = names_->owner_of(*names_->find(number)->program);
-    out_ << name << " is not computed now: it belongs to the " << owner.part << " of " << name_text(owner.construct)
-         << ", which is not running\n";
+    out_ << name << " is not computed now: it belongs to " << owner.text() << ", which is not running\n";
   }
 }
 
-// The number of a value the program has, from "%7" or "7".
-int Session::existing_value(const std::string& word) const {
+// `n`, if the program has a value %n.
+int Session::existing_value(int n) const {
   require_program();
-  const int n = parse_name(word);
   if (!names_->find(n))
     throw std::invalid_argument("no value " + name_text(n) + ": the program has " +
                                 (names_->count() == 0 ? "none" : "%0 to " + name_text(names_->count() - 1)));

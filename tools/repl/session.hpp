@@ -8,10 +8,10 @@
 
 #include <iosfwd>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
+#include "tools/repl/breakpoints.hpp"
 #include "tools/repl/bytecode_run.hpp"
 #include "tools/repl/line_source.hpp"
 #include "tools/repl/listing.hpp"
@@ -56,10 +56,12 @@ class Session {
 
   std::ostream& out_;
   std::shared_ptr<const ir::Program> program_;
-  std::string text_;  // the program as printed
+  // The paths of its parameters and results (none for a program saved
+  // without names).
+  std::vector<std::string> param_paths_, result_paths_;
   std::unique_ptr<Names> names_;
   std::unique_ptr<Listing> listing_;
-  std::set<int> breakpoints_;
+  Breakpoints breakpoints_;
   std::unique_ptr<Stepper> run_;
   // The bytecode: compiled on first use; its run (stepi) takes the
   // arguments of run_, and ends when a program is loaded or a run begins
@@ -71,9 +73,9 @@ class Session {
   void require_program() const;
   Stepper& require_running() const;
   Stepper& require_unfinished() const;
-  int existing_value(const std::string& word) const;
+  int existing_value(int n) const;
   void begin(const std::string& args);
-  void go_on(bool check_first);
+  void go_on(bool check_first, int stops);
   void list_breakpoints();
   void print_value(int number) const;
   const std::shared_ptr<const vm::Code>& code();

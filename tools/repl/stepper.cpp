@@ -70,28 +70,35 @@ std::string Stepper::where(std::size_t frame) const {
 Stepper::Next Stepper::next() const {
   const std::size_t top = frames_.size() - 1;
   const Frame& f = frames_[top];
-  auto first = [](const std::vector<int>& numbers) { return numbers.empty() ? -1 : numbers[0]; };
+  // The values of `values` (of `program`), defined in the run `run`.
+  auto defined = [&](const ir::Program& program, const std::vector<int>& values, const std::string& run) {
+    std::vector<Defined> out;
+    for (int number : names_.numbers(program, values)) out.push_back({number, run});
+    return out;
+  };
+  auto first = [](const std::vector<Defined>& values) { return values.empty() ? -1 : values[0].number; };
   if (f.next < f.program->equations.size()) {
     const ir::Equation& eq = f.program->equations[f.next];
-    Next n{Kind::equation, names_.numbers(*f.program, eq.outputs), -1, where(top), {}};
+    Next n{Kind::equation, defined(*f.program, eq.outputs, f.label), -1, where(top), {}};
     n.shown = first(n.defines);
     if (stepped_through(eq)) {
       n.kind = Kind::enter;
       n.construct = word_of(eq);
       const auto stepping = ir::construct_rules(eq.kind).step(eq, gather(f.env, eq.inputs));
       if (auto trip = stepping->first())  // (the first run's parameters)
-        for (int number : names_.numbers(*trip->program, trip->program->params)) n.defines.push_back(number);
+        for (Defined& d : defined(*trip->program, trip->program->params, trip->label)) n.defines.push_back(d);
     }
     return n;
   }
   if (!f.construct) return {};
   if (auto trip = f.stepping->after(f.run_results())) {
-    std::vector<int> params = names_.numbers(*trip->program, trip->program->params);
+    std::vector<Defined> params = defined(*trip->program, trip->program->params, trip->label);
     std::string run = run_text(top, trip->label), outer = where(top - 1);
     return {Kind::next_run, params, first(params), outer.empty() ? run : run + ", " + outer, {}};
   }
-  return {Kind::leave, {}, first(names_.numbers(*frames_[top - 1].program, f.construct->outputs)), where(top - 1),
-          word_of(*f.construct)};
+  const ir::Program& outer = *frames_[top - 1].program;
+  const std::vector<int> outputs = names_.numbers(outer, f.construct->outputs);
+  return {Kind::leave, {}, outputs.empty() ? -1 : outputs[0], where(top - 1), word_of(*f.construct)};
 }
 
 std::vector<Produced> Stepper::step() {

@@ -38,12 +38,18 @@ struct Produced {
 class Stepper {
  public:
   enum class Kind { equation, enter, next_run, leave, done };
+  // A value an action defines, and the run it is defined in: its frame's
+  // label ("row 2", "until 0"; "" in the program's own frame).
+  struct Defined {
+    int number = -1;
+    std::string run;
+  };
   // The action the next step takes.
   struct Next {
     Kind kind = Kind::done;
-    std::vector<int> defines;  // the values it defines or starts defining (breakpoints match these)
-    int shown = -1;            // the value whose definition line shows it (see Listing)
-    std::string where;         // the runs it is in
+    std::vector<Defined> defines;  // the values it defines or starts defining (breakpoints match these)
+    int shown = -1;                // the value whose definition line shows it (see Listing)
+    std::string where;             // the runs it is in
     std::string_view construct;  // enter, leave: the construct's word ("scan")
   };
 

@@ -21,7 +21,10 @@ template <class F> struct is_complex<std::complex<F>> : std::true_type {};
 
 constexpr std::size_t max_axes = 64;
 
-std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+std::string quoted(std::string_view s) {
+  std::string out(1, '\'');  // (not "'" + ...: GCC 12 warns falsely on that)
+  return out.append(s) + '\'';
+}
 
 template <class T> bool read_number(std::string_view token, T& out, bool& out_of_range) {
   auto [end, error] = std::from_chars(token.data(), token.data() + token.size(), out);
@@ -68,149 +71,136 @@ template <class T> T read_element(std::string_view token, nx::DType dtype) {
   return value;
 }
 
-nx::Tensor make(nx::DType dtype, const nx::Shape& shape, const std::vector<std::string_view>& tokens) {
+}  // namespace
+
+nx::Tensor tensor_of(nx::DType dtype, const nx::Shape& shape, const std::vector<std::string_view>& elements) {
   return nx::visit_dtype(dtype, [&](auto d) {
     using T = reading_t<decltype(d)::value>;
     std::vector<T> values;
-    for (std::string_view token : tokens) values.push_back(read_element<T>(token, dtype));
+    for (std::string_view element : elements) values.push_back(read_element<T>(element, dtype));
     return nx::create(dtype, shape, values);
   });
 }
 
-// Reads the text left to right. Element tokens are kept as text until the
-// whole structure has been read against the shape.
-class Reader {
- public:
-  explicit Reader(std::string_view text) : text_(text) {}
+// (Element words are kept as text until the whole structure has been read
+// against the shape.)
+nx::Tensor TensorReader::tensor() {
+  nx::DType dtype = read_dtype();
+  shape_ = read_shape();
+  std::vector<std::string_view> words;
+  read_axis(0, words);
+  return tensor_of(dtype, shape_, words);
+}
 
-  nx::Tensor tensor() {
-    nx::DType dtype = read_dtype();
-    shape_ = read_shape();
-    std::vector<std::string_view> tokens;
-    read_axis(0, tokens);
-    return make(dtype, shape_, tokens);
-  }
+bool TensorReader::at_end() {
+  skip_spaces();
+  return pos_ == text_.size();
+}
 
-  bool at_end() {
-    skip_spaces();
-    return pos_ == text_.size();
-  }
-  bool accept(char c) {
-    skip_spaces();
-    if (pos_ == text_.size() || text_[pos_] != c) return false;
-    ++pos_;
-    return true;
-  }
-  [[noreturn]] void expected(const std::string& what) {
-    throw std::invalid_argument("expected " + what + ", found " + found());
-  }
+bool TensorReader::accept(char c) {
+  skip_spaces();
+  if (pos_ == text_.size() || text_[pos_] != c) return false;
+  ++pos_;
+  return true;
+}
 
- private:
-  std::string_view text_;
-  std::size_t pos_ = 0;
-  nx::Shape shape_;
+void TensorReader::expected(const std::string& what) {
+  throw std::invalid_argument("expected " + what + ", found " + found());
+}
 
-  void skip_spaces() {
-    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t')) ++pos_;
-  }
-  // The next token: a run of characters up to a space, comma or bracket.
-  std::string_view token() {
-    skip_spaces();
-    std::size_t end = text_.find_first_of(" \t,[]", pos_);
-    if (end == std::string_view::npos) end = text_.size();
-    return text_.substr(pos_, end - pos_);
-  }
-  std::string found() {
-    if (at_end()) return "the end of the line";
-    std::string_view t = token();
-    return quoted(t.empty() ? text_.substr(pos_, 1) : t);
-  }
+void TensorReader::skip_spaces() {
+  while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t')) ++pos_;
+}
 
-  nx::DType read_dtype() {
-    std::string_view word = token();
-    for (int i = 0; i < nx::dtype_count; ++i)
-      if (nx::name(nx::DType(i)) == word) {
-        pos_ += word.size();
-        return nx::DType(i);
-      }
-    expected("a dtype (bool, int32, float64, ...)");
-  }
+std::string_view TensorReader::token() {
+  skip_spaces();
+  std::size_t end = text_.find_first_of(" \t,[]", pos_);
+  if (end == std::string_view::npos) end = text_.size();
+  return text_.substr(pos_, end - pos_);
+}
 
-  nx::Shape read_shape() {
-    if (!accept('[')) expected("a shape such as [2, 3]");
-    nx::Shape shape;
-    if (accept(']')) return shape;
-    do {
-      std::string_view word = token();
-      std::int64_t n = -1;
-      bool out_of_range = false;
-      if (!read_number(word, n, out_of_range) || n < 0) expected("a size in the shape");
-      pos_ += word.size();
-      shape.push_back(n);
-      // (elements are read one recursion level per axis)
-      if (shape.size() > max_axes) throw std::invalid_argument("a shape of more than 64 axes");
-    } while (accept(','));
-    if (!accept(']')) expected("',' or ']' in the shape");
-    return shape;
-  }
+std::string_view TensorReader::word() {
+  std::string_view w = token();
+  pos_ += w.size();
+  return w;
+}
 
-  void read_axis(std::size_t axis, std::vector<std::string_view>& tokens) {
-    if (axis == shape_.size()) return tokens.push_back(element());
-    if (!accept('[')) expected("'[' opening axis " + std::to_string(axis) + " of the shape " + nx::to_string(shape_));
-    const std::int64_t n = shape_[axis];
-    for (std::int64_t i = 0; i < n; ++i) {
-      if (i > 0 && !accept(',')) {
-        if (accept(']')) entries_differ(axis, std::to_string(i));
-        expected("','");
-      }
-      read_axis(axis + 1, tokens);
+bool TensorReader::accept_word(std::string_view w) {
+  if (token() != w) return false;
+  pos_ += w.size();
+  return true;
+}
+
+std::string TensorReader::found() {
+  if (at_end()) return "the end of the line";
+  std::string_view t = token();
+  return quoted(t.empty() ? text_.substr(pos_, 1) : t);
+}
+
+nx::DType TensorReader::read_dtype() {
+  std::string_view w = token();
+  for (int i = 0; i < nx::dtype_count; ++i)
+    if (nx::name(nx::DType(i)) == w) {
+      pos_ += w.size();
+      return nx::DType(i);
     }
-    if (!accept(']')) {
-      if (accept(',')) entries_differ(axis, "more");
-      expected("']'");
+  expected("a dtype (bool, int32, float64, ...)");
+}
+
+nx::Shape TensorReader::read_shape() {
+  if (!accept('[')) expected("a shape such as [2, 3]");
+  nx::Shape shape;
+  if (accept(']')) return shape;
+  do {
+    std::string_view w = token();
+    std::int64_t n = -1;
+    bool out_of_range = false;
+    if (!read_number(w, n, out_of_range) || n < 0) expected("a size in the shape");
+    pos_ += w.size();
+    shape.push_back(n);
+    // (elements are read one recursion level per axis)
+    if (shape.size() > max_axes) throw std::invalid_argument("a shape of more than 64 axes");
+  } while (accept(','));
+  if (!accept(']')) expected("',' or ']' in the shape");
+  return shape;
+}
+
+void TensorReader::read_axis(std::size_t axis, std::vector<std::string_view>& words) {
+  if (axis == shape_.size()) return words.push_back(element());
+  if (!accept('[')) expected("'[' opening axis " + std::to_string(axis) + " of the shape " + nx::to_string(shape_));
+  const std::int64_t n = shape_[axis];
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (i > 0 && !accept(',')) {
+      if (accept(']')) entries_differ(axis, std::to_string(i));
+      expected("','");
     }
+    read_axis(axis + 1, words);
   }
-
-  [[noreturn]] void entries_differ(std::size_t axis, const std::string& text_count) {
-    throw std::invalid_argument("the shape " + nx::to_string(shape_) + " has " + std::to_string(shape_[axis]) +
-                                " entries along axis " + std::to_string(axis) + ", the text " + text_count);
+  if (!accept(']')) {
+    if (accept(',')) entries_differ(axis, "more");
+    expected("']'");
   }
+}
 
-  std::string_view element() {
-    std::string_view t = token();
-    if (t.substr(0, 3) == "...")
-      throw std::invalid_argument("an elided tensor ('...') cannot be read back: write every element");
-    if (t.empty()) expected("an element");
-    pos_ += t.size();
-    return t;
-  }
-};
+void TensorReader::entries_differ(std::size_t axis, const std::string& text_count) {
+  throw std::invalid_argument("the shape " + nx::to_string(shape_) + " has " + std::to_string(shape_[axis]) +
+                              " entries along axis " + std::to_string(axis) + ", the text " + text_count);
+}
 
-std::string argument_text(std::size_t i) { return "argument " + std::to_string(i) + ": "; }
-
-}  // namespace
-
-nx::Tensor parse_tensor(std::string_view text) {
-  Reader in(text);
-  nx::Tensor t = in.tensor();
-  if (!in.at_end()) in.expected("the end of the tensor");
+std::string_view TensorReader::element() {
+  std::string_view t = token();
+  if (t.substr(0, 3) == "...")
+    throw std::invalid_argument("an elided tensor ('...') cannot be read back: write every element");
+  if (t.empty()) expected("an element");
+  pos_ += t.size();
   return t;
 }
 
-std::vector<nx::Tensor> parse_tensors(std::string_view text) {
-  Reader in(text);
-  std::vector<nx::Tensor> out;
-  if (in.at_end()) return out;
-  for (;;) {  // (a comma promises another argument)
-    const std::size_t i = out.size();
-    try {
-      out.push_back(in.tensor());
-      if (in.at_end()) return out;
-      if (!in.accept(',')) in.expected("',' between arguments");
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(argument_text(i) + e.what());
-    }
-  }
+nx::Tensor parse_tensor(std::string_view text) {
+  TensorReader in(text);
+  nx::Tensor t = in.tensor();
+  if (!in.at_end()) in.expected("the end of the tensor");
+  return t;
 }
 
 }  // namespace rune::repl
