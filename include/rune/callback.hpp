@@ -1,9 +1,11 @@
 // rune::callback: C++ run on concrete values inside traced or compiled code.
 #pragma once
 
+#include <concepts>
 #include <tuple>
 #include <utility>
 
+#include "rune/detail/diagnose.hpp"
 #include "rune/detail/effects.hpp"
 #include "rune/tree.hpp"
 
@@ -19,6 +21,7 @@ namespace detail {
 // derivative (give the function a custom rule) and a program holding one
 // cannot be saved.
 template <class F, class R, class... Args>
+  requires(detail::Structures<R, Args...> && std::invocable<F&, const Args&...>)
 R callback(F f, const R& like, const Args&... args) {
   std::vector<nx::Tensor> in;
   (([&] {
@@ -48,6 +51,12 @@ R callback(F f, const R& like, const Args&... args) {
   std::vector<nx::Tensor> like_leaves = leaves(like);
   std::vector<nx::Tensor> out = detail::bind_callback(in, like_leaves, run);
   return rebuild(like, std::span<const nx::Tensor>(out));
+}
+template <class F, class R, class... Args> R callback(F, const R& like, const Args&...) {
+  RUNE_DETAIL_DIAGNOSE_CALL("rune::callback", "like or an argument is", (std::invocable<F&, const Args&...>),
+                            "the function cannot be called with these arguments", R,
+                            Args...);
+  return like;
 }
 
 }  // namespace rune

@@ -4,6 +4,7 @@
 // differs per lane, every branch is, and each lane selects its own).
 #pragma once
 
+#include <concepts>
 #include <functional>
 #include <memory>
 #include <string>
@@ -11,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "rune/detail/diagnose.hpp"
 #include "rune/detail/staging.hpp"
 #include "rune/tree.hpp"
 
@@ -55,6 +57,8 @@ std::vector<nx::Tensor> bind_cond(std::string_view api, const nx::Tensor& index,
 // enclosing code is captured) and must return the same structure, dtypes and
 // shapes. Derivatives are those of the branch taken.
 template <class Then, class Else>
+  requires(std::invocable<Then&> && std::invocable<Else&> &&
+           detail::Structures<std::invoke_result_t<Then&>, std::invoke_result_t<Else&>>)
 auto cond(const nx::Tensor& pred, Then then_fn, Else else_fn) {
   const nx::Tensor index = detail::cond_index(pred);
   detail::TracedBranches branches;
@@ -68,6 +72,14 @@ auto cond(const nx::Tensor& pred, Then then_fn, Else else_fn) {
     detail::branch_results_differ("rune::cond", *difference);
   std::vector<nx::Tensor> outs = detail::bind_cond("rune::cond", index, branches);
   return rebuild(then_result, std::span<const nx::Tensor>(outs));
+}
+template <class Then, class Else> auto cond(const nx::Tensor&, Then, Else) {
+  static_assert(std::invocable<Then&> && std::invocable<Else&>,
+                "rune::cond: each branch is called with no arguments: capture what it reads");
+  if constexpr (std::invocable<Then&> && std::invocable<Else&>)
+    static_assert(detail::Structures<std::invoke_result_t<Then&>, std::invoke_result_t<Else&>>,
+                  "rune::cond: a branch's result is not a structure: " RUNE_DETAIL_STRUCTURE_FIX);
+  return detail::Misuse{};
 }
 
 // branches[index](), the index (an integer scalar tensor) clamped into

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cmath>
+#include <concepts>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "rune/detail/autodiff.hpp"
+#include "rune/detail/diagnose.hpp"
 #include "rune/nx.hpp"
 #include "rune/tree.hpp"
 
@@ -63,20 +65,34 @@ std::pair<nx::Tensor, P> value_and_grad_impl(F& f, const P& params, std::string_
 }  // namespace detail
 
 // The gradient of a scalar objective with respect to every tensor of params.
-template <class F, class P> P grad(F f, const P& params) {
+template <class F, class P>
+  requires(detail::Differentiable<P> && std::invocable<F&, const P&>)
+P grad(F f, const P& params) {
   return detail::value_and_grad_impl(f, params, "rune::grad").second;
+}
+template <class F, class P> P grad(F, const P& params) {
+  RUNE_DETAIL_DIAGNOSE_PARAMETERS("rune::grad", (std::invocable<F&, const P&>), P);
+  return params;
 }
 // The wrapping form: a callable P -> P.
 template <class F> auto grad(F f) {
   return [f](const auto& params) { return grad(f, params); };
 }
 
-template <class F, class P> std::pair<nx::Tensor, P> value_and_grad(F f, const P& params) {
+template <class F, class P>
+  requires(detail::Differentiable<P> && std::invocable<F&, const P&>)
+std::pair<nx::Tensor, P> value_and_grad(F f, const P& params) {
   return detail::value_and_grad_impl(f, params, "rune::value_and_grad");
+}
+template <class F, class P> std::pair<nx::Tensor, P> value_and_grad(F, const P& params) {
+  RUNE_DETAIL_DIAGNOSE_PARAMETERS("rune::value_and_grad", (std::invocable<F&, const P&>), P);
+  return {nx::Tensor(), params};
 }
 
 // f: P -> std::pair<Tensor, Aux>; Aux is returned as computed (not differentiated).
-template <class F, class P> auto value_and_grad_aux(F f, const P& params) {
+template <class F, class P>
+  requires(detail::Differentiable<P> && std::invocable<F&, const P&>)
+auto value_and_grad_aux(F f, const P& params) {
   const std::string_view entry = "rune::value_and_grad_aux";
   detail::check_parameters(leaves(params), entry);
   auto [result, map] = detail::linearize(f, params, entry, 1);  // the objective is the pair's first leaf
@@ -88,7 +104,9 @@ template <class F, class P> auto value_and_grad_aux(F f, const P& params) {
 
 // f's result and its pullback: a callable from cotangents shaped like the
 // result to cotangents of params; reusable, from any thread.
-template <class F, class P> auto vjp(F f, const P& params) {
+template <class F, class P>
+  requires(detail::Differentiable<P> && std::invocable<F&, const P&>)
+auto vjp(F f, const P& params) {
   const std::string_view entry = "rune::vjp";
   auto [result, map] = detail::linearize(f, params, entry);
   using Q = decltype(result);
@@ -103,7 +121,9 @@ template <class F, class P> auto vjp(F f, const P& params) {
 }
 
 // f's result and its derivative along `tangents` (forward mode).
-template <class F, class P> auto jvp(F f, const P& params, const P& tangents) {
+template <class F, class P>
+  requires(detail::Differentiable<P> && std::invocable<F&, const P&>)
+auto jvp(F f, const P& params, const P& tangents) {
   if (auto d = first_difference(params, tangents, "in the parameters", "in the tangents"))
     detail::structures_differ("rune::jvp", *d);
   std::vector<nx::Tensor> primal_leaves = leaves(params), tangent_leaves = leaves(tangents);
@@ -113,6 +133,19 @@ template <class F, class P> auto jvp(F f, const P& params, const P& tangents) {
   auto [primal, tangent] = fwd.finish(result_leaves("rune::jvp", result));
   return std::pair{rebuild(result, std::span<const nx::Tensor>(primal)),
                    rebuild(result, std::span<const nx::Tensor>(tangent))};
+}
+
+template <class F, class P> auto value_and_grad_aux(F, const P&) {
+  RUNE_DETAIL_DIAGNOSE_PARAMETERS("rune::value_and_grad_aux", (std::invocable<F&, const P&>), P);
+  return detail::Misuse{};
+}
+template <class F, class P> auto vjp(F, const P&) {
+  RUNE_DETAIL_DIAGNOSE_PARAMETERS("rune::vjp", (std::invocable<F&, const P&>), P);
+  return detail::Misuse{};
+}
+template <class F, class P> auto jvp(F, const P&, const P&) {
+  RUNE_DETAIL_DIAGNOSE_PARAMETERS("rune::jvp", (std::invocable<F&, const P&>), P);
+  return detail::Misuse{};
 }
 
 namespace detail {

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "rune/detail/diagnose.hpp"
 #include "rune/detail/staging.hpp"
 #include "rune/tree.hpp"
 
@@ -30,6 +31,7 @@ std::vector<nx::Tensor> bind_iterate(std::shared_ptr<const ir::Program> until, s
 // functions are traced once into programs, so f must return the carry's
 // structure, dtypes and shapes. Under vmap every lane stops on its own.
 template <class Until, class F, class C>
+  requires(detail::Structures<C> && std::invocable<Until&, const C&> && std::invocable<F&, const C&>)
 C iterate(std::int64_t max, Until until, F f, const C& init) {
   if (max < 0) detail::iterate_max_negative(max);
   const std::vector<nx::Tensor> init_leaves = leaves(init);
@@ -59,6 +61,12 @@ C iterate(std::int64_t max, Until until, F f, const C& init) {
   std::vector<nx::Tensor> outs = detail::bind_iterate(until_program, step_program, max, int(init_leaves.size()),
                                                       int(until_staging.captures().size()), inputs);
   return rebuild(init, std::span<const nx::Tensor>(outs));
+}
+template <class Until, class F, class C> C iterate(std::int64_t, Until, F, const C& init) {
+  RUNE_DETAIL_DIAGNOSE_CALL("rune::iterate", "the carry is",
+                            (std::invocable<Until&, const C&> && std::invocable<F&, const C&>),
+                            "until or the step cannot be called with the carry", C);
+  return init;
 }
 
 }  // namespace rune

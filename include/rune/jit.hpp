@@ -11,6 +11,7 @@
 #pragma once
 
 #include <atomic>
+#include <concepts>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -23,6 +24,7 @@
 #include <utility>
 
 #include "rune/detail/compiled.hpp"
+#include "rune/detail/diagnose.hpp"
 #include "rune/detail/staging.hpp"
 #include "rune/program.hpp"
 #include "rune/tree.hpp"
@@ -37,7 +39,9 @@ template <class F> class Compiled {
  public:
   explicit Compiled(F f) : f_(std::move(f)), state_(std::make_shared<State>()) {}
 
-  template <class... Args> auto operator()(const Args&... args) const {
+  template <class... Args>
+    requires(detail::Structures<Args...> && std::invocable<const F&, const Args&...>)
+  auto operator()(const Args&... args) const {
     using R = std::decay_t<std::invoke_result_t<const F&, const Args&...>>;
     if constexpr ((std::is_same_v<Args, nx::Tensor> && ...)) {
       if (auto exe = latest_for(args...)) {
@@ -61,6 +65,12 @@ template <class F> class Compiled {
     return rebuild(*std::static_pointer_cast<const R>(exe->result_like), std::span<const nx::Tensor>(out));
   }
 
+  template <class... Args> auto operator()(const Args&...) const {
+    RUNE_DETAIL_DIAGNOSE_CALL("rune::jit", "an argument is", (std::invocable<const F&, const Args&...>),
+                              "the function cannot be called with these arguments", Args...);
+    return detail::Misuse{};
+  }
+
   // How many times f was traced (one per new key).
   std::int64_t traces() const { return state_->traces.load(); }
 
@@ -68,7 +78,9 @@ template <class F> class Compiled {
   // the passes, with names: each parameter's path in (args...) ("0.position",
   // "1.w"), each result's in f's result. rune::save_program writes it with
   // its header; rune::load reads it back as a typed callable.
-  template <class... Args> Program program(const Args&... args) const {
+  template <class... Args>
+    requires(detail::Structures<Args...> && std::invocable<const F&, const Args&...>)
+  Program program(const Args&... args) const {
     using R = std::decay_t<std::invoke_result_t<const F&, const Args&...>>;
     std::vector<nx::Tensor> captures;
     std::shared_ptr<const detail::Executable> exe = executable<R>(&captures, args...);
@@ -80,6 +92,11 @@ template <class F> class Compiled {
     for_each_leaf(*std::static_pointer_cast<const R>(exe->result_like),
                   [&](const std::string& path, const nx::Tensor&) { results.push_back(path); });
     return detail::named_program(*exe, std::move(params), std::move(results));
+  }
+  template <class... Args> Program program(const Args&...) const {
+    RUNE_DETAIL_DIAGNOSE_CALL("rune::jit", "an argument is", (std::invocable<const F&, const Args&...>),
+                              "the function cannot be called with these arguments", Args...);
+    return {};
   }
 
  private:

@@ -2,6 +2,7 @@
 // loaded and run without the C++ that traced them.
 #pragma once
 
+#include <concepts>
 #include <filesystem>
 #include <iosfwd>
 #include <memory>
@@ -13,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "rune/detail/diagnose.hpp"
 #include "rune/detail/staging.hpp"
 #include "rune/tree.hpp"
 
@@ -85,6 +87,7 @@ std::string bytecode(const Program& program);
 // the tensor leaves of args in order and whose results are the tensor leaves
 // of f's result. f runs once; nothing is computed.
 template <class F, class... Args>
+  requires(detail::Structures<Args...> && std::invocable<F&, const Args&...>)
 Program program(F f, const Args&... args) {
   detail::Staging staging("rune::program");
   auto stand_in = [&](const auto& arg) {
@@ -96,6 +99,11 @@ Program program(F f, const Args&... args) {
   auto result = std::apply(f, traced);
   std::vector<nx::Tensor> outs = result_leaves("rune::program", result);
   return Program(staging.finish(outs));
+}
+template <class F, class... Args> Program program(F, const Args&...) {
+  RUNE_DETAIL_DIAGNOSE_CALL("rune::program", "an argument is", (std::invocable<F&, const Args&...>),
+                            "the function cannot be called with these arguments", Args...);
+  return {};
 }
 
 }  // namespace rune

@@ -1,11 +1,13 @@
 // rune::scan: a loop over the rows of xs carrying a state, traced once.
 #pragma once
 
+#include <concepts>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "rune/detail/diagnose.hpp"
 #include "rune/detail/staging.hpp"
 #include "rune/tree.hpp"
 
@@ -17,6 +19,10 @@ std::int64_t scan_length(const std::vector<nx::Tensor>& xs);
 // Throws unless a scan by length may take `length` rows (0 or more).
 void check_scan_length(std::int64_t length);
 [[noreturn]] void scan_carry_differs(const std::string& difference);
+
+// What the xs overload takes: anything but an integer, which is a length.
+// (A concept, so that the overload and its misuse twin share the constraint.)
+template <class X> concept ScannedArrays = !std::is_integral_v<X>;
 
 // Traces step(carry, row leaves) once and binds the scan of `length` rows
 // over xs_leaves (none: a scan by length).
@@ -52,7 +58,7 @@ auto staged_scan(const C& init, const std::vector<nx::Tensor>& xs_leaves, std::i
 // (its C++ runs once, whatever the number of rows), so the carry it returns
 // must have the structure, dtypes and shapes of the one it received.
 template <class F, class C, class X>
-  requires(!std::is_integral_v<X>)
+  requires(detail::ScannedArrays<X> && detail::Structures<C, X> && std::invocable<F&, const C&, const X&>)
 auto scan(F f, const C& init, const X& xs) {
   std::vector<nx::Tensor> xs_leaves = leaves(xs);
   const std::int64_t length = detail::scan_length(xs_leaves);
@@ -63,10 +69,24 @@ auto scan(F f, const C& init, const X& xs) {
 
 // The scan by length: f(carry) -> std::pair<C, Y>, run `length` times (0 or
 // more), with no xs.
+template <class F, class C, class X>
+  requires detail::ScannedArrays<X>
+auto scan(F, const C&, const X&) {
+  RUNE_DETAIL_DIAGNOSE_CALL("rune::scan", "the carry or xs is", (std::invocable<F&, const C&, const X&>),
+                            "the step cannot be called with the carry and a row of xs", C, X);
+  return detail::Misuse{};
+}
+
 template <class F, class C>
+  requires(detail::Structures<C> && std::invocable<F&, const C&>)
 auto scan(F f, const C& init, std::int64_t length) {
   detail::check_scan_length(length);
   return detail::staged_scan(init, {}, length, [&](const C& carry, std::span<const nx::Tensor>) { return f(carry); });
+}
+template <class F, class C> auto scan(F, const C&, std::int64_t) {
+  RUNE_DETAIL_DIAGNOSE_CALL("rune::scan", "the carry is", (std::invocable<F&, const C&>),
+                            "the step cannot be called with the carry", C);
+  return detail::Misuse{};
 }
 
 }  // namespace rune

@@ -1,11 +1,13 @@
 // rune::vmap: a function of one lane applied to every lane at once.
 #pragma once
 
+#include <concepts>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
+#include "rune/detail/diagnose.hpp"
 #include "rune/detail/mapping.hpp"
 #include "rune/tree.hpp"
 
@@ -37,7 +39,9 @@ template <class F> class Mapped {
 
   // Maps axis 0 of every tensor leaf of every argument (static leaves stay
   // as they are); the results' lanes are stacked along axis 0.
-  template <class... Args> auto operator()(const Args&... args) const {
+  template <class... Args>
+    requires(detail::Structures<Args...> && std::invocable<const F&, const Args&...>)
+  auto operator()(const Args&... args) const {
     std::vector<std::string> paths;
     std::vector<nx::Tensor> all;
     int position = 0;
@@ -56,6 +60,11 @@ template <class F> class Mapped {
     auto result = std::apply(f_, lanes);
     std::vector<nx::Tensor> out = map.finish(result_leaves("rune::vmap", result));
     return rebuild(result, std::span<const nx::Tensor>(out));
+  }
+  template <class... Args> auto operator()(const Args&...) const {
+    RUNE_DETAIL_DIAGNOSE_CALL("rune::vmap", "an argument is", (std::invocable<const F&, const Args&...>),
+                              "the function cannot be called with these arguments", Args...);
+    return detail::Misuse{};
   }
 
  private:
