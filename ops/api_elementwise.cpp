@@ -48,6 +48,15 @@ Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
 Tensor operator/(const Tensor& a, double b) { return div(a, b); }
 Tensor operator/(double a, const Tensor& b) { return div(a, b); }
 Tensor operator-(const Tensor& a) { return neg(a); }
+// The handle is bound to the new value; other handles keep the old one.
+Tensor& operator+=(Tensor& a, const Tensor& b) { return a = add(a, b); }
+Tensor& operator+=(Tensor& a, double b) { return a = add(a, b); }
+Tensor& operator-=(Tensor& a, const Tensor& b) { return a = sub(a, b); }
+Tensor& operator-=(Tensor& a, double b) { return a = sub(a, b); }
+Tensor& operator*=(Tensor& a, const Tensor& b) { return a = mul(a, b); }
+Tensor& operator*=(Tensor& a, double b) { return a = mul(a, b); }
+Tensor& operator/=(Tensor& a, const Tensor& b) { return a = div(a, b); }
+Tensor& operator/=(Tensor& a, double b) { return a = div(a, b); }
 
 // ---- composites
 Tensor recip(const Tensor& x) { return div(1., x); }

@@ -1,7 +1,9 @@
-// nx:: reductions: normalize the axes, bind the primitive, keep dims if asked.
+// nx:: reductions: normalize the axes, bind the primitive, keep dims if asked;
+// segment_sum, a scatter_add of rows into their segments.
 #include <algorithm>
 
 #include "ops/concrete.hpp"
+#include "ops/sizes.hpp"
 #include "ops/type_checks.hpp"
 #include "rune/nx.hpp"
 
@@ -82,5 +84,39 @@ Tensor arg(Prim p, const Tensor& t, std::int64_t axis) {
 
 Tensor argmax(const Tensor& t, std::int64_t axis) { return arg(Prim::argmax, t, axis); }
 Tensor argmin(const Tensor& t, std::int64_t axis) { return arg(Prim::argmin, t, axis); }
+
+namespace {
+// The shape of segment_sum's result, once its arguments are checked.
+Shape segments_shape(const Tensor& data, const Tensor& ids, std::int64_t num_segments) {
+  constexpr std::string_view api = "nx::segment_sum";
+  check_defined(api, data);
+  check_defined(api, ids);
+  if (data.ndim() == 0) ops::fail(api, "the data must have rows, got the scalar " + ops::describe(data));
+  ops::check_accepts(api, Prim::scatter_add, data);
+  if (!is_integer(ids.dtype()))
+    ops::fail(api, "the segment ids must be an integer tensor, got " + ops::describe(ids));
+  if (ids.shape() != Shape{data.shape()[0]})
+    ops::fail(api, "the segment ids must have shape " + to_string(Shape{data.shape()[0]}) + " (one per row of " +
+                       ops::describe(data) + "), got " + ops::describe(ids));
+  if (num_segments < 0) ops::fail(api, "num_segments must not be negative, got " + std::to_string(num_segments));
+  Shape out = data.shape();
+  out[0] = num_segments;
+  ops::check_shape(api, out);
+  return out;
+}
+}  // namespace
+
+// A scatter_add of the rows into zeros. scatter_add clamps its indices (it
+// is take's transpose), so a row whose id is out of range is zeroed and sent
+// to segment 0 instead: it adds nothing anywhere.
+Tensor segment_sum(const Tensor& data, const Tensor& segment_ids, std::int64_t num_segments) {
+  const Shape out = segments_shape(data, segment_ids, num_segments);
+  if (num_segments == 0) return slice(data, {0}, {0});  // (no row has a segment; no axis to scatter into)
+  const Tensor ids = cast(segment_ids, int64);
+  const Tensor kept = logical_and(greater_equal(ids, 0.), less(ids, double(num_segments)));
+  Shape per_row(std::size_t(data.ndim()), 1);
+  per_row[0] = data.shape()[0];
+  return scatter_add(zeros(data.dtype(), out), where(kept, ids, 0.), where(reshape(kept, per_row), data, 0.));
+}
 
 }  // namespace nx

@@ -198,6 +198,14 @@ Tensor take(const Tensor& t, const Tensor& indices, std::int64_t axis) {
   return bind(Prim::take, {t, indices}, p);
 }
 
+Tensor scatter_add(const Tensor& target, const Tensor& indices, const Tensor& updates, std::int64_t axis) {
+  check_defined("nx::scatter_add", target);
+  if (target.ndim() == 0) ops::fail("nx::scatter_add", "cannot scatter into a scalar " + ops::describe(target));
+  Params p;
+  p.axis = ops::normalize_axis("nx::scatter_add", axis, target.ndim(), target);
+  return bind(Prim::scatter_add, {target, indices, updates}, p);
+}
+
 Tensor dynamic_slice(const Tensor& t, const Tensor& starts, const Shape& sizes) {
   Params p;
   p.shape = sizes;

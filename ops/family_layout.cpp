@@ -7,6 +7,7 @@
 
 #include "ops/broadcast.hpp"
 #include "ops/concrete.hpp"
+#include "ops/kernels/kernels.hpp"
 #include "ops/sizes.hpp"
 #include "ops/type_checks.hpp"
 
@@ -125,7 +126,7 @@ TensorType take_type(Prim p, std::span<const Tensor> x, const Params& params) {
   if (params.axis < 0 || params.axis >= std::int64_t(in.size()))
     fail(api_of(p), "axis " + std::to_string(params.axis) + " is out of range for " + describe(x[0]));
   if (in[params.axis] == 0 && x[1].numel() > 0)
-    fail(api_of(p), "cannot take from the empty axis " + std::to_string(params.axis) + " of " + describe(x[0]));
+    fail(api_of(p), "cannot index the empty axis " + std::to_string(params.axis) + " of " + describe(x[0]));
   Shape out(in.begin(), in.begin() + params.axis);
   out.insert(out.end(), x[1].shape().begin(), x[1].shape().end());
   out.insert(out.end(), in.begin() + params.axis + 1, in.end());
@@ -134,11 +135,14 @@ TensorType take_type(Prim p, std::span<const Tensor> x, const Params& params) {
 
 // scatter_add(operand, indices, updates): updates has take's result shape.
 TensorType scatter_add_type(Prim p, std::span<const Tensor> x, const Params& params) {
+  check_accepts(p, x[0]);
+  const Tensor taken[] = {x[0], x[1]};
+  const TensorType rows = take_type(p, taken, params);
   check_same_dtype(p, std::array<Tensor, 2>{x[0], x[2]});
-  Tensor taken[] = {x[0], x[1]};
-  if (take_type(Prim::take, taken, params) != type_of(x[2]))
-    fail(api_of(p), "the updates " + describe(x[2]) + " do not match the indices " + describe(x[1]) + " into " +
-                        describe(x[0]));
+  if (rows.shape != x[2].shape())
+    fail(api_of(p), "the updates " + describe(x[2]) + " do not have the shape " + to_string(rows.shape) +
+                        " that the indices " + describe(x[1]) + " take from " + describe(x[0]) + " along axis " +
+                        std::to_string(params.axis));
   return type_of(x[0]);
 }
 
@@ -252,36 +256,18 @@ std::int64_t clamp_index(std::int64_t i, std::int64_t n) {
   return std::clamp<std::int64_t>(i, 0, n - 1);
 }
 
-// How take and scatter_add address their slabs: the operand's axis `axis`
-// is indexed; the gathered side is [before..., k, after...] with k running
-// over the flattened indices.
+// How take and scatter_add address their slabs: the operand as [before,
+// length, after] (C order) indexed along length, the gathered side as
+// [before, k, after] with k running over the flattened indices.
 struct Gather {
-  std::int64_t axis, length;            // the indexed axis and its length
-  std::vector<std::int64_t> indices;    // as given (negative, out of range)
-  Shape rows;                           // the gathered side's shape
-  Shape slab;                           // one slab: [before..., 1, after...]
+  std::size_t before = 1, length, after = 1;  // after: elements per slab
+  std::vector<std::size_t> rows;             // the row each index names (clamped)
 
-  Gather(const Tensor& operand, const Tensor& index, std::int64_t at)
-      : axis(at), length(operand.shape()[std::size_t(at)]), indices(indices_of(index)) {
-    const Shape& in = operand.shape();
-    Shape after(in.begin() + axis + 1, in.end());
-    rows.assign(in.begin(), in.begin() + axis);
-    slab = rows;
-    rows.push_back(std::int64_t(indices.size()));
-    slab.push_back(1);
-    rows.insert(rows.end(), after.begin(), after.end());
-    slab.insert(slab.end(), after.begin(), after.end());
-  }
-  // The slab of the operand that index k names, and the k-th gathered slab.
-  Tensor operand_slab(const Tensor& operand, std::size_t k) const {
-    Shape at(operand.shape().size(), 0);
-    at[std::size_t(axis)] = clamp_index(indices[k], length);
-    return window(operand, at, slab);
-  }
-  Tensor gathered_slab(const Tensor& gathered, std::size_t k) const {
-    Shape at(rows.size(), 0);
-    at[std::size_t(axis)] = std::int64_t(k);
-    return window(gathered, at, slab);
+  Gather(const Shape& operand, const Tensor& indices, std::int64_t axis)
+      : length(std::size_t(operand[std::size_t(axis)])) {
+    for (std::int64_t d = 0; d < axis; ++d) before *= std::size_t(operand[std::size_t(d)]);
+    for (std::size_t d = std::size_t(axis) + 1; d < operand.size(); ++d) after *= std::size_t(operand[d]);
+    for (std::int64_t i : indices_of(indices)) rows.push_back(std::size_t(clamp_index(i, std::int64_t(length))));
   }
 };
 
@@ -299,19 +285,14 @@ template <std::size_t Bytes> void copy_blocks(char* to, const char* const* from,
 Tensor take_eager(Prim, std::span<const Tensor> x, const Params& params, const TensorType& type) {
   Tensor out = make_tensor(type.dtype, type.shape);
   const Tensor operand = contiguous(x[0]);
-  const Gather g(operand, x[1], params.axis);
-  // The operand as [before, length, after] and the result as [before, k,
-  // after] (C order): each gathered block is `after` elements in a row.
-  const Shape& in = operand.shape();
-  std::size_t before = 1, block = nx::size_of(type.dtype);
-  for (std::int64_t d = 0; d < g.axis; ++d) before *= std::size_t(in[std::size_t(d)]);
-  for (std::size_t d = std::size_t(g.axis) + 1; d < in.size(); ++d) block *= std::size_t(in[d]);
+  const Gather g(operand.shape(), x[1], params.axis);
+  const std::size_t block = g.after * nx::size_of(type.dtype);  // each gathered block is a run of bytes
   const char* source = data_of<char>(operand);
   char* target = data_of<char>(out);
-  std::vector<const char*> from(g.indices.size());
-  for (std::size_t b = 0; b < before; ++b) {
-    const char* slab = source + b * std::size_t(g.length) * block;
-    for (std::size_t k = 0; k < from.size(); ++k) from[k] = slab + std::size_t(clamp_index(g.indices[k], g.length)) * block;
+  std::vector<const char*> from(g.rows.size());
+  for (std::size_t b = 0; b < g.before; ++b) {
+    const char* slab = source + b * g.length * block;
+    for (std::size_t k = 0; k < from.size(); ++k) from[k] = slab + g.rows[k] * block;
     char* to = target + b * from.size() * block;
     switch (block) {
       case 1: copy_blocks<1>(to, from.data(), from.size()); break;
@@ -326,19 +307,24 @@ Tensor take_eager(Prim, std::span<const Tensor> x, const Params& params, const T
   return out;
 }
 
-// Adds each slab of the updates into the row its index names.
+// Adds each slab of the updates into the row its index names, in place, with
+// add's row loop (elementwise, so its output may be its first operand), in
+// the order of the indices.
 Tensor scatter_add_eager(Prim, std::span<const Tensor> x, const Params& params, const TensorType& type) {
   Tensor out = make_tensor(type.dtype, type.shape);
   copy_elements(*x[0].impl(), *out.impl());
-  Gather g(x[0], x[1], params.axis);
-  Tensor update_rows = reshape_eager(Prim::reshape, x.subspan(2, 1), {}, {type.dtype, g.rows, type.placement});
-  const Rules& add = rules(Prim::add);
-  for (std::size_t k = 0; k < g.indices.size(); ++k) {
-    Tensor into = g.operand_slab(out, k);
-    Tensor pair[] = {into, g.gathered_slab(update_rows, k)};
-    Tensor sum = add.eager(Prim::add, std::span<const Tensor>(pair), {}, type_of(into));
-    copy_elements(*sum.impl(), *into.impl());
-  }
+  const Gather g(type.shape, x[1], params.axis);
+  if (g.after == 0) return out;
+  const Tensor updates = contiguous(x[2]);
+  const kernels::BinaryRow add = kernels::table().binary[int(Prim::add)][int(type.dtype)];
+  const std::size_t block = g.after * nx::size_of(type.dtype);
+  char* target = data_of<char>(out);
+  const char* from = data_of<char>(updates);
+  for (std::size_t b = 0; b < g.before; ++b)
+    for (std::size_t k = 0; k < g.rows.size(); ++k) {
+      char* row = target + (b * g.length + g.rows[k]) * block;
+      add(std::int64_t(g.after), row, 1, from + (b * g.rows.size() + k) * block, 1, row);
+    }
   return out;
 }
 

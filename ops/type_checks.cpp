@@ -22,10 +22,12 @@ std::string accepted_classes(std::uint8_t mask) {
 }
 }  // namespace
 
-void check_accepts(Prim p, const Tensor& operand) {
-  const PrimInfo& I = info(p);
-  if (!(I.accepts & dtype_class(operand.dtype())))
-    fail(I.api, describe(operand) + " is not supported (it takes " + accepted_classes(I.accepts) + " tensors)");
+void check_accepts(Prim p, const Tensor& operand) { check_accepts(info(p).api, p, operand); }
+
+void check_accepts(std::string_view api, Prim p, const Tensor& operand) {
+  const std::uint8_t accepts = info(p).accepts;
+  if (!(accepts & dtype_class(operand.dtype())))
+    fail(api, describe(operand) + " is not supported (it takes " + accepted_classes(accepts) + " tensors)");
 }
 
 void check_same_dtype(Prim p, std::span<const Tensor> operands) {

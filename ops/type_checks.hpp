@@ -11,6 +11,8 @@ namespace nx::ops {
 // Throws "<api>: <dtype> <shape> is not supported (it takes ...)" unless the
 // primitive accepts the operand's dtype.
 void check_accepts(Prim p, const Tensor& operand);
+// The same check for a composite over p, its error naming the composite.
+void check_accepts(std::string_view api, Prim p, const Tensor& operand);
 // Throws unless every operand has the dtype of the first.
 void check_same_dtype(Prim p, std::span<const Tensor> operands);
 // Throws when an operand is an undefined handle.

@@ -207,11 +207,7 @@ TEST_CASE("scatter_add with per-lane indices is one scatter") {
   Tensor x = nx::reshape(nx::arange(nx::float64, 0, 3 * 2 * 4), {3, 2, 4});  // lanes of [2, 4]
   Tensor idx = nx::create(nx::int32, {3, 3}, {0, 3, 3, -1, 9, 1, 2, 2, 2});
   Tensor updates = nx::ones(nx::float64, {3, 2, 3}) * 10.;
-  auto scatter = [](const Tensor& a, const Tensor& i, const Tensor& u) {
-    nx::ops::Params q;
-    q.axis = 1;
-    return bind(Prim::scatter_add, {a, i, u}, q);
-  };
+  auto scatter = [](const Tensor& a, const Tensor& i, const Tensor& u) { return nx::scatter_add(a, i, u, 1); };
   std::vector<Tensor> rows;
   for (std::int64_t l = 0; l < 3; ++l) rows.push_back(scatter(nx::get(x, l), nx::get(idx, l), nx::get(updates, l)));
   check_close(rune::vmap(scatter)(x, idx, updates), nx::stack(rows));

@@ -140,6 +140,16 @@ Tensor operator/(const Tensor& a, const Tensor& b);
 Tensor operator/(const Tensor& a, double b);
 Tensor operator/(double a, const Tensor& b);
 Tensor operator-(const Tensor& a);
+// Compound assignment rebinds the handle (x = x + y): other handles to the
+// old value keep it.
+Tensor& operator+=(Tensor& a, const Tensor& b);
+Tensor& operator+=(Tensor& a, double b);
+Tensor& operator-=(Tensor& a, const Tensor& b);
+Tensor& operator-=(Tensor& a, double b);
+Tensor& operator*=(Tensor& a, const Tensor& b);
+Tensor& operator*=(Tensor& a, double b);
+Tensor& operator/=(Tensor& a, const Tensor& b);
+Tensor& operator/=(Tensor& a, double b);
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 Tensor where(const Tensor& cond, const Tensor& a, double b);
@@ -159,6 +169,9 @@ Tensor any(const Tensor& t, const Axes& axes = {}, bool keepdims = false);
 Tensor logsumexp(const Tensor& t, const Axes& axes = {}, bool keepdims = false);
 Tensor argmax(const Tensor& t, std::int64_t axis);  // int32
 Tensor argmin(const Tensor& t, std::int64_t axis);
+// out[s] = the sum of data's rows i with segment_ids[i] == s, for s in
+// [0, num_segments); rows whose id is outside that range are dropped.
+Tensor segment_sum(const Tensor& data, const Tensor& segment_ids, std::int64_t num_segments);
 
 // ---- shape
 Tensor reshape(const Tensor& t, const Shape& shape);
@@ -175,6 +188,9 @@ Tensor flip(const Tensor& t, const Axes& axes = {});
 Tensor slice(const Tensor& t, const Shape& starts, const Shape& stops, const Shape& steps = {});
 Tensor get(const Tensor& t, std::int64_t i);
 Tensor take(const Tensor& t, const Tensor& indices, std::int64_t axis = 0);
+// take's transpose: target with updates' slabs added at indices along axis
+// (repeated indices accumulate; indices wrap and clamp as take's do).
+Tensor scatter_add(const Tensor& target, const Tensor& indices, const Tensor& updates, std::int64_t axis = 0);
 Tensor dynamic_slice(const Tensor& t, const Tensor& starts, const Shape& sizes);
 Tensor dynamic_update_slice(const Tensor& t, const Tensor& update, const Tensor& starts);
 

@@ -34,6 +34,8 @@ std::string_view kind_name(const Op& op) {
     case Kind::flip: return "flip";
     case Kind::get: return "get";
     case Kind::take: return "take";
+    case Kind::scatter_add: return "scatter_add";
+    case Kind::segment_sum: return "segment_sum";
     case Kind::dynamic_slice: return "dynamic_slice";
     case Kind::dynamic_update_slice: return "dynamic_update_slice";
     case Kind::matmul: return "matmul";

@@ -47,6 +47,8 @@ enum class Kind : std::uint8_t {
   flip,                  // axes
   get,                   // axis (the row)
   take,                  // axis; in: tensor, indices
+  scatter_add,           // axis; in: target, indices, updates
+  segment_sum,           // axis (the number of segments); in: data, segment ids
   dynamic_slice,         // shape (sizes); in: tensor, starts
   dynamic_update_slice,  // in: tensor, update, starts
   matmul,                //

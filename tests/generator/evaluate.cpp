@@ -129,6 +129,8 @@ Tensor layout(const Op& op, const Values& env) {
     case Kind::flip: return nx::flip(x, op.axes);
     case Kind::get: return nx::get(x, op.axis);
     case Kind::take: return nx::take(x, env[std::size_t(op.in[1])], op.axis);
+    case Kind::scatter_add: return nx::scatter_add(x, env[std::size_t(op.in[1])], env[std::size_t(op.in[2])], op.axis);
+    case Kind::segment_sum: return nx::segment_sum(x, env[std::size_t(op.in[1])], op.axis);
     case Kind::dynamic_slice: return nx::dynamic_slice(x, env[std::size_t(op.in[1])], op.shape);
     default: return nx::dynamic_update_slice(x, env[std::size_t(op.in[1])], env[std::size_t(op.in[2])]);
   }

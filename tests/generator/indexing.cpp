@@ -1,5 +1,6 @@
-// Generators of joins (concatenate, stack) and of indexing (take, the
-// dynamic slices): indices and starts out of range (clamped), empty axes.
+// Generators of joins (concatenate, stack) and of indexing (take,
+// scatter_add, segment_sum, the dynamic slices): indices and starts out of
+// range (clamped; segment ids dropped), empty axes.
 #include "generators.hpp"
 #include "values.hpp"
 
@@ -59,6 +60,14 @@ int indices(Builder& b, std::int64_t n) {
   return b.constant(random_indices(b.rng, b.rng.chance(0.5) ? nx::int32 : nx::int64, shape, n));
 }
 
+// The type of take(x, i, axis).
+Type taken(const Builder& b, int x, int i, std::int64_t axis) {
+  Type out = b.type(x);
+  out.shape.erase(out.shape.begin() + axis);
+  out.shape.insert(out.shape.begin() + axis, b.type(i).shape.begin(), b.type(i).shape.end());
+  return out;
+}
+
 bool take(Builder& b) {
   const int x = b.pick([](const Type& t) { return !t.shape.empty(); });
   if (x < 0) return false;
@@ -66,9 +75,39 @@ bool take(Builder& b) {
   const int i = indices(b, b.type(x).shape[std::size_t(axis)]);
   Op op = make_op(Kind::take, {x, i});
   op.axis = written(b.rng, axis, rank);
+  b.emit(std::move(op), taken(b, x, i, axis));
+  return true;
+}
+
+// What scatter_add and segment_sum add into: rows of numbers (not bool).
+bool has_addable_rows(const Type& t) { return !t.shape.empty() && t.dtype != nx::bool_; }
+
+bool scatter_add(Builder& b) {
+  const int x = b.pick(has_addable_rows);
+  if (x < 0) return false;
+  const std::int64_t rank = rank_of(b, x), axis = b.rng.uniform(0, rank - 1);
+  const int i = indices(b, b.type(x).shape[std::size_t(axis)]);
+  const int updates = b.provide(taken(b, x, i, axis));
+  Op op = make_op(Kind::scatter_add, {x, i, updates});
+  op.axis = written(b.rng, axis, rank);
+  const Type out = b.type(x);
+  b.emit(std::move(op), out);
+  return true;
+}
+
+// Segment ids: mostly in range, some negative or past the last segment
+// (dropped), sometimes computed from a value of the block (as uint8).
+bool segment_sum(Builder& b) {
+  const int x = b.pick(has_addable_rows);
+  if (x < 0) return false;
+  const std::int64_t rows = b.type(x).shape[0], segments = b.rng.uniform(0, 4);
+  const int i = b.rng.chance(0.25)
+                    ? b.fit(b.pick_any(), Type{nx::uint8, {rows}})
+                    : b.constant(random_indices(b.rng, b.rng.chance(0.5) ? nx::int32 : nx::int64, {rows}, segments));
+  Op op = make_op(Kind::segment_sum, {x, i});
+  op.axis = segments;
   Type out = b.type(x);
-  out.shape.erase(out.shape.begin() + axis);
-  out.shape.insert(out.shape.begin() + axis, b.type(i).shape.begin(), b.type(i).shape.end());
+  out.shape[0] = segments;
   b.emit(std::move(op), out);
   return true;
 }
@@ -119,6 +158,8 @@ const Generator generators[] = {
     {"concatenate", 2, concatenate},
     {"stack", 1, stack},
     {"take", 2, take},
+    {"scatter_add", 2, scatter_add},
+    {"segment_sum", 1, segment_sum},
     {"dynamic_slice", 2, dynamic_slice},
     {"dynamic_update_slice", 2, dynamic_update_slice},
 };

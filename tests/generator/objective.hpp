@@ -31,8 +31,8 @@ bool agree(double a, double b, double tolerance);
 using ScalarFunction = std::function<double(const std::vector<nx::Tensor>&)>;
 
 // Central differences of f along v at h and h/2 compared with a derivative.
-// Where they disagree with each other, a kink (or a jump) is near x:
-// nothing can be concluded. Where they agree, the derivative must match the
+// Where they disagree with each other, a kink (or a jump) is near x, and
+// where f is so large that rounding f swamps them: nothing can be concluded. Where they agree, the derivative must match the
 // finer one within `tolerance` (relative) plus its truncation error, about
 // a third of their disagreement.
 struct DifferenceCheck {
