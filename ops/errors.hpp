@@ -21,6 +21,14 @@ namespace nx::ops {
   throw std::invalid_argument(text);
 }
 
+// The user error of reading the elements of a value that a trace's
+// function holds as a stand-in ("nx::item: the value is traced by
+// rune::scan"): it names its construct already, so the constructs do not
+// add where they were called (ir/located.cpp).
+struct TracedRead : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
 [[noreturn]] inline void internal_error(std::string_view where, const std::string& message) {
   throw std::logic_error("rune: internal error: " + std::string(where) + ": " + message);
 }

@@ -96,7 +96,7 @@ Tensor elements_of(const Tensor& t, std::string_view api) {
   Tensor v = t;
   while (v.impl()->tracer) {
     auto below = v.impl()->tracer->primal();
-    if (!below) fail(api, "the value is traced by " + std::string(v.impl()->tracer->traced_by()));
+    if (!below) throw TracedRead(std::string(api) + ": the value is traced by " + std::string(v.impl()->tracer->traced_by()));
     v = Tensor(std::move(below));
   }
   if (v.impl()->storage->donated.load(std::memory_order_relaxed))

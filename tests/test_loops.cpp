@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <string>
 
 #include "rune/detail/autodiff.hpp"
 #include "rune/rune.hpp"
@@ -457,4 +458,39 @@ TEST_CASE("scan by length: no xs, the step takes the carry alone") {
   CHECK(nx::item(same) == 2.);
   CHECK(none.shape() == nx::Shape{0});
   CHECK_THROWS_WITH(rune::scan(step, c0, -1), "rune::scan: the length is negative (-1)");
+}
+
+TEST_CASE("an error inside a construct's function says where the construct was called, and under what") {
+  const Tensor xs = nx::ones(nx::float64, {4, 2});
+  auto mismatched = [](const Tensor& carry, const Tensor& row) { return std::pair{carry + nx::ones(nx::float64, {3}), row}; };
+  const int line = __LINE__ + 1;
+  auto loss = [&](const Tensor& x) { return nx::sum(rune::scan(mismatched, nx::zeros(nx::float64, {2}), x).first); };
+  const std::string at = "test_loops.cpp:" + std::to_string(line);
+  CHECK_THROWS_WITH(loss(xs), "nx::add: shapes [2] and [3] do not broadcast (in the step of rune::scan called at " + at + ")");
+  CHECK_THROWS_WITH(rune::grad(loss, xs), "nx::add: shapes [2] and [3] do not broadcast (in the step of rune::scan "
+                                          "called at " + at + ", under rune::grad)");
+  CHECK_THROWS_WITH(rune::jit(rune::grad(loss))(xs), "nx::add: shapes [2] and [3] do not broadcast (in the step of "
+                                                     "rune::scan called at " + at + ", under rune::grad, under rune::jit)");
+
+  // Nested: the inner construct's place first.
+  const int outer = __LINE__ + 2;
+  auto nested = [&](const Tensor& x) {
+    return rune::scan([&](const Tensor& c, const Tensor& row) { return std::pair{c, loss(nx::reshape(row, {1, 2}))}; },
+                      nx::zeros(nx::float64, {}), nx::reshape(x, {4, 1, 2}));
+  };
+  CHECK_THROWS_WITH(nested(xs), "nx::add: shapes [2] and [3] do not broadcast (in the step of rune::scan called at " +
+                                    at + ", in the step of rune::scan called at test_loops.cpp:" +
+                                    std::to_string(outer) + ")");
+  CHECK_THROWS_AS(nested(xs), std::invalid_argument);
+
+  const int iterate_line = __LINE__ + 1;  // (a macro's expansion is at its first line)
+  CHECK_THROWS_WITH(rune::iterate(
+                        3, [](const Tensor& c) { return nx::greater(c, nx::ones(nx::float64, {2})); },
+                        [](const Tensor& c) { return c + 1.; }, nx::zeros(nx::float64, {3})),
+                    "nx::greater: shapes [3] and [2] do not broadcast (in the until of rune::iterate called at "
+                    "test_loops.cpp:" + std::to_string(iterate_line) + ")");
+  // Reading a stand-in names its construct already: nothing is added.
+  CHECK_THROWS_WITH(rune::scan([](const Tensor& c, const Tensor& row) { return std::pair{c + nx::item(row), c}; },
+                               nx::scalar(nx::float64, 0.), nx::ones(nx::float64, {3})),
+                    "nx::item: the value is traced by rune::scan");
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "rune/detail/diagnose.hpp"
+#include "rune/detail/located.hpp"
 #include "rune/detail/staging.hpp"
 #include "rune/tree.hpp"
 
@@ -30,10 +31,11 @@ struct TracedBranches {
     programs.push_back(std::move(program));
     captures.push_back(std::move(its_captures));
   }
-  // Traces f() as the next branch and gives its result.
-  template <class F> auto trace(std::string_view api, F& f) {
+  // Traces f() as the next branch and gives its result; its user errors
+  // are located at `where`, the construct's call.
+  template <class F> auto trace(std::string_view api, F& f, const CallSite& where) {
     Staging staging(api);
-    auto result = f();
+    auto result = located("a branch of " + std::string(api), where, f);
     const std::vector<nx::Tensor> results = result_leaves(api, result);
     auto program = staging.finish(results);
     add(std::move(program), staging.captures());
@@ -59,12 +61,13 @@ std::vector<nx::Tensor> bind_cond(std::string_view api, const nx::Tensor& index,
 template <class Then, class Else>
   requires(std::invocable<Then&> && std::invocable<Else&> &&
            detail::Structures<std::invoke_result_t<Then&>, std::invoke_result_t<Else&>>)
-auto cond(const nx::Tensor& pred, Then then_fn, Else else_fn) {
+auto cond(const nx::Tensor& pred, Then then_fn, Else else_fn,
+          detail::CallSite where = detail::CallSite::current()) {
   const nx::Tensor index = detail::cond_index(pred);
   detail::TracedBranches branches;
   // In index order: the index is int32(pred), so else is branch 0.
-  auto else_result = branches.trace("rune::cond", else_fn);
-  auto then_result = branches.trace("rune::cond", then_fn);
+  auto else_result = branches.trace("rune::cond", else_fn, where);
+  auto then_result = branches.trace("rune::cond", then_fn, where);
   static_assert(std::is_same_v<decltype(then_result), decltype(else_result)>,
                 "rune::cond: both branches must return the same type");
   if (auto difference =
@@ -73,7 +76,8 @@ auto cond(const nx::Tensor& pred, Then then_fn, Else else_fn) {
   std::vector<nx::Tensor> outs = detail::bind_cond("rune::cond", index, branches);
   return rebuild(then_result, std::span<const nx::Tensor>(outs));
 }
-template <class Then, class Else> auto cond(const nx::Tensor&, Then, Else) {
+template <class Then, class Else>
+auto cond(const nx::Tensor&, Then, Else, detail::CallSite = detail::CallSite::current()) {
   static_assert(std::invocable<Then&> && std::invocable<Else&>,
                 "rune::cond: each branch is called with no arguments: capture what it reads");
   if constexpr (std::invocable<Then&> && std::invocable<Else&>)
@@ -86,12 +90,13 @@ template <class Then, class Else> auto cond(const nx::Tensor&, Then, Else) {
 // [0, branches.size() - 1]. Every branch takes no arguments and must return
 // the same structure, dtypes and shapes.
 template <class R>
-R switch_(const nx::Tensor& index, std::vector<std::function<R()>> branches) {
+R switch_(const nx::Tensor& index, std::vector<std::function<R()>> branches,
+          detail::CallSite where = detail::CallSite::current()) {
   const nx::Tensor clamped = detail::switch_index(index, branches.size());
   detail::TracedBranches traced;
   std::vector<R> results;
   for (std::size_t k = 0; k < branches.size(); ++k) {
-    results.push_back(traced.trace("rune::switch_", branches[k]));
+    results.push_back(traced.trace("rune::switch_", branches[k], where));
     if (auto difference = first_difference(results[k], results[0], "in branch " + std::to_string(k) + "'s result",
                                            "in branch 0's"))
       detail::branch_results_differ("rune::switch_", *difference);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "rune/detail/diagnose.hpp"
+#include "rune/detail/located.hpp"
 #include "rune/detail/staging.hpp"
 #include "rune/tree.hpp"
 
@@ -32,13 +33,16 @@ std::vector<nx::Tensor> bind_iterate(std::shared_ptr<const ir::Program> until, s
 // structure, dtypes and shapes. Under vmap every lane stops on its own.
 template <class Until, class F, class C>
   requires(detail::Structures<C> && std::invocable<Until&, const C&> && std::invocable<F&, const C&>)
-C iterate(std::int64_t max, Until until, F f, const C& init) {
+C iterate(std::int64_t max, Until until, F f, const C& init,
+          detail::CallSite where = detail::CallSite::current()) {
   if (max < 0) detail::iterate_max_negative(max);
   const std::vector<nx::Tensor> init_leaves = leaves(init);
 
   detail::Staging until_staging("rune::iterate");
   std::vector<nx::Tensor> until_params = until_staging.parameters(init_leaves);
-  const nx::Tensor stop = until(rebuild(init, std::span<const nx::Tensor>(until_params)));
+  const nx::Tensor stop = detail::located("the until of rune::iterate", where, [&] {
+    return until(rebuild(init, std::span<const nx::Tensor>(until_params)));
+  });
   detail::check_until(stop);
   auto until_program = until_staging.finish(std::span<const nx::Tensor>(&stop, 1));
 
@@ -47,7 +51,7 @@ C iterate(std::int64_t max, Until until, F f, const C& init) {
   like.push_back(detail::until_result_like());
   std::vector<nx::Tensor> step_params = step_staging.parameters(like);
   C carry_in = rebuild(init, std::span<const nx::Tensor>(step_params).first(init_leaves.size()));
-  auto carry_out = f(carry_in);
+  auto carry_out = detail::located("the step of rune::iterate", where, [&] { return f(carry_in); });
   static_assert(std::is_same_v<std::decay_t<decltype(carry_out)>, C>, "rune::iterate: the step must return the carry's type");
   std::vector<nx::Tensor> results = result_leaves("rune::iterate", carry_out);
   if (auto difference = first_difference(carry_out, carry_in, "in the carry the step returned",
@@ -62,7 +66,8 @@ C iterate(std::int64_t max, Until until, F f, const C& init) {
                                                       int(until_staging.captures().size()), inputs);
   return rebuild(init, std::span<const nx::Tensor>(outs));
 }
-template <class Until, class F, class C> C iterate(std::int64_t, Until, F, const C& init) {
+template <class Until, class F, class C>
+C iterate(std::int64_t, Until, F, const C& init, detail::CallSite = detail::CallSite::current()) {
   RUNE_DETAIL_DIAGNOSE_CALL("rune::iterate", "the carry is",
                             (std::invocable<Until&, const C&> && std::invocable<F&, const C&>),
                             "until or the step cannot be called with the carry", C);

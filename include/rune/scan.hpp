@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "rune/detail/diagnose.hpp"
+#include "rune/detail/located.hpp"
 #include "rune/detail/staging.hpp"
 #include "rune/tree.hpp"
 
@@ -27,13 +28,15 @@ template <class X> concept ScannedArrays = !std::is_integral_v<X>;
 // Traces step(carry, row leaves) once and binds the scan of `length` rows
 // over xs_leaves (none: a scan by length).
 template <class C, class Step>
-auto staged_scan(const C& init, const std::vector<nx::Tensor>& xs_leaves, std::int64_t length, Step step) {
+auto staged_scan(const C& init, const std::vector<nx::Tensor>& xs_leaves, std::int64_t length, Step step,
+                 const CallSite& where) {
   std::vector<nx::Tensor> init_leaves = leaves(init);
   detail::Staging staging("rune::scan");
   std::vector<nx::Tensor> carry_params = staging.parameters(init_leaves);
   std::vector<nx::Tensor> row_params = staging.row_parameters(xs_leaves);
   C carry_in = rebuild(init, std::span<const nx::Tensor>(carry_params));
-  auto [carry_out, y] = step(carry_in, std::span<const nx::Tensor>(row_params));
+  auto [carry_out, y] =
+      located("the step of rune::scan", where, [&] { return step(carry_in, std::span<const nx::Tensor>(row_params)); });
   static_assert(std::is_same_v<std::decay_t<decltype(carry_out)>, C>,
                 "rune::scan: the step must return the carry's type as the first of its pair");
   // The carry's leaves, then y's (the pair's walk order).
@@ -59,19 +62,19 @@ auto staged_scan(const C& init, const std::vector<nx::Tensor>& xs_leaves, std::i
 // must have the structure, dtypes and shapes of the one it received.
 template <class F, class C, class X>
   requires(detail::ScannedArrays<X> && detail::Structures<C, X> && std::invocable<F&, const C&, const X&>)
-auto scan(F f, const C& init, const X& xs) {
+auto scan(F f, const C& init, const X& xs, detail::CallSite where = detail::CallSite::current()) {
   std::vector<nx::Tensor> xs_leaves = leaves(xs);
   const std::int64_t length = detail::scan_length(xs_leaves);
   return detail::staged_scan(init, xs_leaves, length, [&](const C& carry, std::span<const nx::Tensor> row) {
     return f(carry, rebuild(xs, row));
-  });
+  }, where);
 }
 
 // The scan by length: f(carry) -> std::pair<C, Y>, run `length` times (0 or
 // more), with no xs.
 template <class F, class C, class X>
   requires detail::ScannedArrays<X>
-auto scan(F, const C&, const X&) {
+auto scan(F, const C&, const X&, detail::CallSite = detail::CallSite::current()) {
   RUNE_DETAIL_DIAGNOSE_CALL("rune::scan", "the carry or xs is", (std::invocable<F&, const C&, const X&>),
                             "the step cannot be called with the carry and a row of xs", C, X);
   return detail::Misuse{};
@@ -79,11 +82,13 @@ auto scan(F, const C&, const X&) {
 
 template <class F, class C>
   requires(detail::Structures<C> && std::invocable<F&, const C&>)
-auto scan(F f, const C& init, std::int64_t length) {
+auto scan(F f, const C& init, std::int64_t length, detail::CallSite where = detail::CallSite::current()) {
   detail::check_scan_length(length);
-  return detail::staged_scan(init, {}, length, [&](const C& carry, std::span<const nx::Tensor>) { return f(carry); });
+  return detail::staged_scan(
+      init, {}, length, [&](const C& carry, std::span<const nx::Tensor>) { return f(carry); }, where);
 }
-template <class F, class C> auto scan(F, const C&, std::int64_t) {
+template <class F, class C>
+auto scan(F, const C&, std::int64_t, detail::CallSite = detail::CallSite::current()) {
   RUNE_DETAIL_DIAGNOSE_CALL("rune::scan", "the carry is", (std::invocable<F&, const C&>),
                             "the step cannot be called with the carry", C);
   return detail::Misuse{};
