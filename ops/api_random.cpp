@@ -6,12 +6,13 @@
 #include <charconv>
 #include <cmath>
 #include <numbers>
+#include <string>
 #include <vector>
 
 #include "ops/concrete.hpp"
+#include "ops/errors.hpp"
 #include "ops/primitive.hpp"
 #include "ops/sizes.hpp"
-#include "ops/type_checks.hpp"
 #include "rune/nx.hpp"
 
 namespace nx::random {
@@ -47,7 +48,12 @@ Tensor stream(const Tensor& key, const Shape& shape) {
 }
 
 // Element i of t's last axis, that axis dropped.
-Tensor last(const Tensor& t, std::int64_t i) { return get(moveaxis(t, -1, 0), i); }
+Tensor last(const Tensor& t, std::int64_t i) {
+  Shape starts(t.shape().size(), 0), stops = t.shape();
+  starts.back() = i;
+  stops.back() = i + 1;
+  return squeeze(slice(t, starts, stops), {-1});
+}
 
 int mantissa_bits(DType dtype) {
   switch (dtype) {
@@ -127,7 +133,8 @@ Tensor normal(const Tensor& key, DType dtype, const Shape& shape) {
   const DType compute = dtype == float64 ? float64 : float32;
   const Tensor u = unit(key, compute, with_axis(shape, 2));
   const Tensor radius = sqrt(log(1. - last(u, 0)) * -2.);
-  return cast(radius * cos(last(u, 1) * (2 * std::numbers::pi)), dtype);
+  const Tensor z = radius * cos(last(u, 1) * (2 * std::numbers::pi));
+  return dtype == compute ? z : cast(z, dtype);
 }
 
 }  // namespace nx::random

@@ -1,8 +1,9 @@
 // Generators of nx::random draws: uniform, normal, split and bits from a
 // key that is a constant or made from a value of the block (any uint32 [2]
 // is a key). Gradient cases take constant keys (central differences would
-// see draws from a computed key jump) and draw floats only (words near
-// 2^32 would drown the differences in rounding).
+// see draws from a computed key jump) of small seeds, and draw floats only:
+// other operations read keys and draws too, and words near 2^32 would drown
+// the differences in rounding.
 #include <rune/random.hpp>
 
 #include "generators.hpp"
@@ -12,7 +13,8 @@ namespace gen {
 namespace {
 
 int key(Builder& b) {
-  if (b.gradient() || b.rng.chance(0.5)) return b.constant(nx::random::key(b.rng.next()));
+  if (b.gradient()) return b.constant(nx::random::key(std::uint64_t(b.rng.uniform(0, 255))));
+  if (b.rng.chance(0.5)) return b.constant(nx::random::key(b.rng.next()));
   return b.provide(Type{nx::uint32, {2}});
 }
 
