@@ -84,8 +84,9 @@ Tensor reduce_batch(Prim p, std::span<const Tensor> x, std::span<const bool>, co
   return bind(p, {x[0]}, q);
 }
 
-// Matrix products and solves broadcast no batch axes of their own: the
-// unbatched operand is broadcast over the lanes (a view).
+// Matrix products, solves and random bits take leading batch axes but
+// broadcast none of their own: the unbatched operand is broadcast over the
+// lanes (a view). A batched key gives each lane its own stream.
 Tensor matrices_batch(Prim p, std::span<const Tensor> x, std::span<const bool> batched, const Params& params,
                       std::int64_t lanes) {
   return bind(p, all_lanes(x, batched, lanes), params);
@@ -263,7 +264,8 @@ void register_batching(Rules* table) {
       case Family::convert: batch = &elementwise_batch; break;
       case Family::reduce:
       case Family::arg: batch = &reduce_batch; break;
-      case Family::linalg: batch = &matrices_batch; break;
+      case Family::linalg:
+      case Family::random: batch = &matrices_batch; break;
       case Family::layout: batch = &layout_batch; break;
       case Family::collective: break;  // (computed by the map they name: batch/batch_trace.cpp)
     }

@@ -20,6 +20,7 @@ const Rules* make_table() {
   register_layout(table);
   register_linalg(table);
   register_decompositions(table);
+  register_random(table);
   register_elementwise_derivatives(table);
   register_reduction_derivatives(table);
   register_layout_derivatives(table);

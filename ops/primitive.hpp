@@ -22,7 +22,7 @@ inline constexpr int prim_count = 0
 #undef PRIM
     ;
 
-enum class Family : std::uint8_t { unary, binary, select, convert, reduce, arg, layout, linalg, collective };
+enum class Family : std::uint8_t { unary, binary, select, convert, reduce, arg, layout, linalg, random, collective };
 
 // Operand dtype classes.
 enum DTypeClass : std::uint8_t { B = 1, S = 2, U = 4, F = 8, C = 16 };
@@ -132,6 +132,7 @@ void register_reductions(Rules* table);
 void register_layout(Rules* table);
 void register_linalg(Rules* table);
 void register_decompositions(Rules* table);
+void register_random(Rules* table);
 void register_elementwise_derivatives(Rules* table);
 void register_reduction_derivatives(Rules* table);
 void register_layout_derivatives(Rules* table);

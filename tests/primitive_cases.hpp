@@ -8,6 +8,7 @@
 
 #include "ops/primitive.hpp"
 #include <rune/nx.hpp>
+#include <rune/random.hpp>
 
 using nx::Tensor;
 using namespace nx::ops;
@@ -98,8 +99,8 @@ inline std::vector<Case> cases(nx::DType dt) {
 
 // One sample call of every primitive of the table but the collectives
 // (which only a map computes: tests/test_vmap.cpp tests them there): the
-// cases above, then float64 operands for those without a derivative, and
-// cholesky.
+// cases above, then float64 operands for those without a derivative (a key
+// for random_bits), and cholesky.
 inline std::vector<Case> samples() {
   std::vector<Case> out = cases(nx::float64);
   std::mt19937 rng(3);
@@ -114,6 +115,7 @@ inline std::vector<Case> samples() {
       case Family::binary: out.push_back({p, {m, uniform(nx::float64, {3}, -2, 2, rng)}, q}); break;
       case Family::reduce: q.axes = {1}, out.push_back({p, {m}, q}); break;
       case Family::arg: q.axis = 1, out.push_back({p, {m}, q}); break;
+      case Family::random: q.shape = {2, 3}, out.push_back({p, {nx::random::key(5)}, q}); break;
       default: {  // cholesky: a symmetric positive definite matrix
         Tensor a = uniform(nx::float64, {3, 3}, -1, 1, rng);
         out.push_back({p, {nx::matmul(a, nx::transpose(a)) + nx::eye(nx::float64, 3) * 3.}, q});

@@ -44,6 +44,11 @@ std::string_view kind_name(const Op& op) {
     case Kind::inv: return "inv";
     case Kind::cholesky: return "cholesky";
     case Kind::detach: return "rune::detach";
+    case Kind::random: {
+      static constexpr std::string_view names[] = {"nx::random::uniform", "nx::random::normal", "nx::random::split",
+                                                   "nx::random::bits"};
+      return names[std::size_t(op.fn)];
+    }
     case Kind::scan: return "rune::scan";
     case Kind::iterate: return "rune::iterate";
     case Kind::cond: return "rune::cond";
@@ -66,7 +71,7 @@ std::string fields(const Op& op) {
   list("shape", op.shape), list("starts", op.starts), list("stops", op.stops), list("steps", op.steps);
   list("axes", op.axes);
   for (auto [lo, hi] : op.widths) s << " (" << lo << ", " << hi << ")";
-  if (op.kind == Kind::cast) s << " dtype=" << nx::name(op.dtype);
+  if (op.kind == Kind::cast || op.kind == Kind::random) s << " dtype=" << nx::name(op.dtype);
   if (op.value != 0 || op.upper != 0) s << " value=" << op.value << " upper=" << op.upper;
   if (op.flag) s << " flag";
   if (op.kind == Kind::total_add) s << " total=" << op.axis;  // (0: the outermost open collect's)

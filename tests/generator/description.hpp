@@ -57,6 +57,7 @@ enum class Kind : std::uint8_t {
   inv,                   //
   cholesky,              //
   detach,                //
+  random,                // fn: RandomFn, dtype, shape, value (lo), upper (hi), axis (split's n); in: the key
   scan,                  // step, carries, xs; in: init..., xs..., captures...
   iterate,               // blocks (until, step), max, carries, xs (until's captures); in: init..., until's captures..., step's captures...
   cond,                  // blocks (then, else); in: pred, captures...
@@ -65,6 +66,9 @@ enum class Kind : std::uint8_t {
   collect,               // blocks (the body); in: zero, captures...; out: the body's results, then the total
   total_add,             // axis (which open collect's total: 0 the outermost); in: the value; no results
 };
+
+// What a random operation draws (nx::random).
+enum class RandomFn : std::uint8_t { uniform, normal, split, bits };
 
 struct Block;
 

@@ -5,6 +5,7 @@
 #include <rune/cond.hpp>
 #include <rune/grad.hpp>
 #include <rune/iterate.hpp>
+#include <rune/random.hpp>
 #include <rune/remat.hpp>
 #include <rune/scan.hpp>
 #include <rune/total.hpp>
@@ -136,6 +137,15 @@ Tensor layout(const Op& op, const Values& env) {
   }
 }
 
+Tensor draw(const Op& op, const Tensor& key) {
+  switch (RandomFn(op.fn)) {
+    case RandomFn::uniform: return nx::random::uniform(key, op.dtype, op.shape, op.value, op.upper);
+    case RandomFn::normal: return nx::random::normal(key, op.dtype, op.shape);
+    case RandomFn::split: return nx::random::split(key, op.axis);
+    default: return nx::random::bits(key, op.shape);
+  }
+}
+
 Tensor single(const Op& op, const Values& env) {
   auto x = [&](std::size_t i) -> const Tensor& { return env[std::size_t(op.in[i])]; };
   switch (op.kind) {
@@ -158,6 +168,7 @@ Tensor single(const Op& op, const Values& env) {
     case Kind::inv: return nx::inv(x(0));
     case Kind::cholesky: return nx::cholesky(x(0));
     case Kind::detach: return rune::detach(x(0));
+    case Kind::random: return draw(op, x(0));
     default: return layout(op, env);
   }
 }

@@ -20,6 +20,7 @@ std::span<const Generator> elementwise_generators();
 std::span<const Generator> shape_generators();
 std::span<const Generator> indexing_generators();
 std::span<const Generator> linalg_generators();
+std::span<const Generator> random_generators();
 std::span<const Generator> scan_generators();
 std::span<const Generator> construct_generators();
 

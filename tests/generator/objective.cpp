@@ -41,27 +41,32 @@ bool agree(double a, double b, double tolerance) {
 
 namespace {
 
-// (f(x + h v) - f(x - h v)) / 2h
-double difference(const ScalarFunction& f, const std::vector<Tensor>& x, const std::vector<Tensor>& v, double h) {
+// (f(x + h v) - f(x - h v)) / 2h, and how far the rounding of f's two
+// values (a few ulps each) may move it.
+struct Difference {
+  double slope, rounding;
+};
+Difference difference(const ScalarFunction& f, const std::vector<Tensor>& x, const std::vector<Tensor>& v, double h) {
   auto at = [&](double s) {
     std::vector<Tensor> moved;
     for (std::size_t i = 0; i < x.size(); ++i) moved.push_back(x[i] + v[i] * s);
     return f(moved);
   };
-  return (at(h) - at(-h)) / (2 * h);
+  const double a = at(h), b = at(-h);
+  return {(a - b) / (2 * h), 8 * std::numeric_limits<double>::epsilon() * std::max(std::fabs(a), std::fabs(b)) / (2 * h)};
 }
 
 }  // namespace
 
 DifferenceCheck compare_with_differences(const ScalarFunction& f, const std::vector<Tensor>& x,
                                          const std::vector<Tensor>& v, double derivative, double tolerance) {
-  const double h = 1e-5, coarse = difference(f, x, v, h), fine = difference(f, x, v, h / 2);
+  const double h = 1e-5;
+  const Difference at_h = difference(f, x, v, h), at_half = difference(f, x, v, h / 2);
+  const double coarse = at_h.slope, fine = at_half.slope;
   const double scale = std::max({1., std::fabs(fine), std::fabs(derivative)});
-  if (!std::isfinite(coarse) || !std::isfinite(fine) || std::fabs(coarse - fine) > 1e-4 * scale) return {};
-  // The finer difference loses about |f| epsilon / (h / 2) to rounding: with
-  // a large f (a wrapped integer cast back to float) it tells nothing.
-  const double rounding = std::fabs(f(x)) * std::numeric_limits<double>::epsilon() / (h / 2);
-  if (rounding > tolerance * scale) return {};
+  if (!std::isfinite(coarse) || !std::isfinite(fine) || std::fabs(coarse - fine) > 1e-4 * scale ||
+      at_half.rounding > tolerance * scale)
+    return {};
   if (std::fabs(derivative - fine) <= tolerance * scale + std::fabs(coarse - fine)) return {true, {}};
   return {true, std::to_string(derivative) + ", central differences give " + std::to_string(fine) +
                     " (h = 5e-6) and " + std::to_string(coarse) + " (h = 1e-5)"};

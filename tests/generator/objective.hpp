@@ -34,7 +34,9 @@ using ScalarFunction = std::function<double(const std::vector<nx::Tensor>&)>;
 // Where they disagree with each other, a kink (or a jump) is near x, and
 // where f is so large that rounding f swamps them: nothing can be concluded. Where they agree, the derivative must match the
 // finer one within `tolerance` (relative) plus its truncation error, about
-// a third of their disagreement.
+// a third of their disagreement. Where f's values are so large that their
+// rounding alone could move the differences by that tolerance (integers
+// near 2^31 converted into the objective), nothing can be concluded either.
 struct DifferenceCheck {
   bool conclusive = false;
   std::string failure;  // empty when it holds
