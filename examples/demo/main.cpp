@@ -231,11 +231,11 @@ int main(int argc, char** argv) {
               distance_from_target(fly(thrust, wind).first), distance_from_target(fly(no_thrust, wind).first));
   const bool agree = check_adjoint(wind, budget);
   const flight::Vector gusts = fly_in_gusts(fly, thrust, wind, budget);
-  std::filesystem::create_directories(options.out);
-  save_and_load(fly, thrust, wind, options.out / "flight.rune");
+  const std::filesystem::path out = std::filesystem::absolute(options.out);
+  std::filesystem::create_directories(out);
+  save_and_load(fly, thrust, wind, out / "flight.rune");
 
   std::printf("\n6. Figures (SVG, for a browser)\n");
-  const std::filesystem::path out = std::filesystem::absolute(options.out);
   const std::filesystem::path figures[] = {out / "flights.svg", out / "loss.svg", out / "gusts.svg"};
   plots::flights(figures[0], fly(no_thrust, wind).second, fly(thrust, wind).second);
   plots::loss_curve(figures[1], losses);
