@@ -1,6 +1,7 @@
 #include "plots.hpp"
 
 #include <cmath>
+#include <utility>
 
 #include "svg.hpp"
 
@@ -42,11 +43,12 @@ void loss_curve(const std::string& file, const std::vector<double>& losses) {
   plot.save(file);
 }
 
-void fan(const std::string& file, const flight::Vector& paths) {
+void fan(const std::string& file, const flight::Vector& paths, const flight::Vector& planned) {
   const std::int64_t winds = paths.x.shape()[0];
   svg::Plot plot = flight_plot("The planned flight in " + std::to_string(winds) + " gusty winds (rune::vmap)");
-  for (std::int64_t i = 0; i < winds; ++i)
-    add_path(plot, nx::get(paths.x, i), nx::get(paths.y, i), {"#1f77b4", 1, 0.35});
+  for (std::int64_t i = 0; i < winds; ++i)  // (the first in the legend for all)
+    add_path(plot, nx::get(paths.x, i), nx::get(paths.y, i), {"#1f77b4", 1, 0.35}, i == 0 ? "in a gusty wind" : "");
+  add_path(plot, planned.x, planned.y, {"#ff7f0e", 2.5}, "in the headwind planned for");
   plot.save(file);
 }
 

@@ -160,10 +160,13 @@ std::string Plot::data(const Frame& f) const {
   return out;
 }
 
-// The labelled series, one a row, at the top right.
+// The labelled series, one a row, at the top right (as far left as the
+// longest label needs, at about 6.5 pixels a character).
 std::string Plot::legend() const {
+  std::size_t longest = 0;
+  for (const Series& s : series_) longest = std::max(longest, s.label.size());
   std::string out;
-  const double x = left + box_width - 200;
+  const double x = left + box_width - 44 - 6.5 * double(longest);
   double y = top + 20;
   for (const Series& s : series_) {
     if (s.label.empty()) continue;
