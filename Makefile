@@ -1,6 +1,6 @@
 # Set-up and everyday commands on a fresh Debian 12 machine:
 #   make test    install what is missing, build, run the whole test suite
-#   make demo    install what is missing, build, run the demo
+#   make demo    install what is missing, build the demo alone, run it (figures in $(BUILD)/demo-plots)
 #   make bench   also install the peers (PyTorch, NumPy), run the benchmarks
 #   make sanitize  the test suite built with AddressSanitizer and UBSan
 #   make fuzz    the libFuzzer targets, a minute each (docs/reliability.md)
@@ -50,8 +50,10 @@ test: build
 	awk '/^Ok:/{ok=$$2} /^Expected Fail:/{xf=$$3} /^Fail:/{f=$$2} /^Unexpected Pass:/{up=$$3} /^Timeout:/{t=$$2} \
 	     END{print ok+xf " passed, " f+up+t " failed"}' $(BUILD)/test-summary.log; exit $$status
 
-demo: build
-	./$(BUILD)/examples/demo
+# Builds only the demo (and the library it links), not the test suite.
+demo: deps $(BUILD)/build.ninja
+	ninja -C $(BUILD) examples/demo
+	./$(BUILD)/examples/demo --out $(BUILD)/demo-plots
 
 bench: bench-deps build
 	bash bench/run.sh $(BUILD)
