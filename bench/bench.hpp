@@ -15,7 +15,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace bench {
@@ -98,13 +97,6 @@ inline std::string fmtd(const char* f, double v) {
   std::snprintf(buf, sizeof buf, f, v);
   return buf;
 }
-
-// Waits out OpenBLAS's start: its worker threads (linked with librune for
-// matmul) spin on sched_yield for their first ~0.1 s of the process, on the
-// cores the measurements use (a 2-core machine: the first samples of a short
-// program ran up to 1.7x slower, W1 and W6). After it they sleep until a
-// BLAS call wakes them. Every rune benchmark program calls it first.
-inline void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(300)); }
 
 // Keeps a value alive and opaque to the optimizer.
 template <class T> inline void keep(T const& v) { asm volatile("" : : "g"(&v) : "memory"); }

@@ -22,7 +22,6 @@
 using bench::fmtd;
 
 int main(int argc, char** argv) {
-  bench::settle();
   const int N_OPS = 1000;
   const int RUNS_PER_SAMPLE = 20;  // 2e4 ops per timed sample
   const double OPS = double(N_OPS) * RUNS_PER_SAMPLE;

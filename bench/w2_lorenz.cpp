@@ -119,7 +119,6 @@ static std::string show(const V3& v) {
 }
 
 int main() {
-  bench::settle();
   volatile double one = 1.0;  // the start is not a compile-time constant for the C++ loops
   const State s0 = state(one, one, one);
   const nx::Tensor s0v = nx::create(nx::float64, {3}, {double(one), double(one), double(one)});

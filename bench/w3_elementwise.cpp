@@ -153,7 +153,6 @@ static void run(int threads, const nx::Tensor& x, const nx::Tensor& ones, const 
 }
 
 int main() {
-  bench::settle();
   std::printf("# W3 rune: tbb default concurrency=%d, n=%ld float32\n", tbb::info::default_concurrency(), N);
   const nx::Tensor x = nx::linspace(nx::float32, -3.0, 3.0, N);
   const nx::Tensor ones = nx::ones(nx::float32, {N});

@@ -68,7 +68,6 @@ static std::string per_step(const bench::Stats& s, const char* unit) {
 }
 
 int main() {
-  bench::settle();
   std::printf("# W4 rune: tbb default concurrency=%d, openblas threads=%d (%s)\n", tbb::info::default_concurrency(),
               openblas_get_num_threads(), openblas_get_config());
   std::printf("# W4 rune: B=%lld D=%lld H=%lld O=%lld float32, %.1f MFLOP (matmul) per step\n", (long long)B,

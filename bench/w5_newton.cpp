@@ -18,7 +18,6 @@ using bench::fmtd;
 static const long N = 1000000;
 
 int main() {
-  bench::settle();
   const nx::Tensor a = nx::linspace(nx::float64, 0.5, 10000., N);
   auto newton = [](const nx::Tensor& lane) {
     return rune::iterate(

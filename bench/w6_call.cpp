@@ -17,7 +17,6 @@
 using bench::fmtd;
 
 int main() {
-  bench::settle();
   const int CALLS = 10000;
   const nx::Tensor x = nx::ones(nx::float64, {4});
   const auto f = rune::jit([](const nx::Tensor& v) { return v * 2. + 1.; });

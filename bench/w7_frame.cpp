@@ -87,7 +87,6 @@ void masses(std::int64_t n) {
 }  // namespace
 
 int main() {
-  bench::settle();
   masses(32);
   masses(1024);
   return 0;
