@@ -494,3 +494,22 @@ TEST_CASE("an error inside a construct's function says where the construct was c
                                nx::scalar(nx::float64, 0.), nx::ones(nx::float64, {3})),
                     "nx::item: the value is traced by rune::scan");
 }
+
+TEST_CASE("an error in root's residual, remat's function or collect's body says where they were called") {
+  const Tensor a = nx::create(nx::float64, {2}, {4., 9.});
+  const std::string broadcast = "nx::sub: shapes [2] and [3] do not broadcast (in ";
+  const int root_line = __LINE__ + 1;  // (a macro's expansion is at its first line)
+  CHECK_THROWS_WITH(rune::root([&](const Tensor& x) { return x * x - nx::ones(nx::float64, {3}); }, [&] { return nx::sqrt(a); }),
+                    broadcast + "the residual of rune::root called at test_loops.cpp:" + std::to_string(root_line) + ")");
+  const int remat_line = __LINE__ + 1;
+  auto heavy = rune::remat([](const Tensor& x) { return nx::sum(x - nx::ones(nx::float64, {3})); });
+  CHECK_THROWS_WITH(rune::grad(heavy, a), broadcast + "the function of rune::remat called at test_loops.cpp:" +
+                                               std::to_string(remat_line) + ", under rune::grad)");
+  rune::Total total;
+  auto counted = [&](const Tensor& x) {
+    return rune::collect(total, nx::scalar(nx::float64, 0.), [&] { return x - nx::ones(nx::float64, {3}); }).first;
+  };
+  const int collect_line = __LINE__ - 2;
+  CHECK_THROWS_WITH(rune::jit(counted)(a), broadcast + "the body of rune::collect called at test_loops.cpp:" +
+                                               std::to_string(collect_line) + ", under rune::jit)");
+}

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "rune/detail/located.hpp"
 #include "rune/detail/staging.hpp"
 #include "rune/tree.hpp"
 
@@ -20,7 +21,7 @@ std::vector<nx::Tensor> bind_remat(std::shared_ptr<const ir::Program> program, s
 
 template <class F> class Rematerialized {
  public:
-  explicit Rematerialized(F f) : f_(std::move(f)) {}
+  Rematerialized(F f, detail::CallSite where) : f_(std::move(f)), where_(where) {}
 
   // f's value. Traced (under grad, jit, vmap), f's C++ runs once, into a
   // program; a derivative keeps only the arguments, and its backward pass
@@ -31,7 +32,8 @@ template <class F> class Rematerialized {
     if (!detail::tracing(in)) return f_(args...);  // eager: no backward pass to serve
     detail::Staging staging("rune::remat");
     std::vector<nx::Tensor> params = staging.parameters(in);
-    auto result = std::apply(f_, rebuild(all, std::span<const nx::Tensor>(params)));
+    auto result = detail::located("the function of rune::remat", where_,
+                                  [&] { return std::apply(f_, rebuild(all, std::span<const nx::Tensor>(params))); });
     auto program = staging.finish(result_leaves("rune::remat", result));
     std::vector<nx::Tensor> inputs = in;
     inputs.insert(inputs.end(), staging.captures().begin(), staging.captures().end());
@@ -41,10 +43,13 @@ template <class F> class Rematerialized {
 
  private:
   F f_;
+  detail::CallSite where_;  // where remat was called, for errors traced in f
 };
 
 // f with the same values and derivatives, whose backward pass recomputes
 // from the saved arguments instead of keeping f's intermediate values.
-template <class F> Rematerialized<F> remat(F f) { return Rematerialized<F>(std::move(f)); }
+template <class F> Rematerialized<F> remat(F f, detail::CallSite where = detail::CallSite::current()) {
+  return Rematerialized<F>(std::move(f), where);
+}
 
 }  // namespace rune

@@ -9,6 +9,7 @@
 
 #include "rune/detail/autodiff.hpp"
 #include "rune/detail/linear_solve.hpp"
+#include "rune/detail/located.hpp"
 #include "rune/detail/staging.hpp"
 #include "rune/tree.hpp"
 
@@ -22,7 +23,8 @@ std::vector<nx::Tensor> bind_root(std::shared_ptr<const ir::Program> residual,
 
 // solve() without derivatives, then a root equation of the residual at
 // that point (ls: null, or the user's linear solve).
-template <class Residual, class Solve, class LS> auto solved_root(Residual& residual, Solve& solve, LS* ls) {
+template <class Residual, class Solve, class LS>
+auto solved_root(Residual& residual, Solve& solve, LS* ls, const CallSite& where) {
   using X = std::decay_t<decltype(solve())>;
   const X x = [&] {
     WithoutDerivatives paused;
@@ -31,7 +33,9 @@ template <class Residual, class Solve, class LS> auto solved_root(Residual& resi
   const std::vector<nx::Tensor> point = leaves(x);
   Staging staging("rune::root");
   std::vector<nx::Tensor> params = staging.parameters(point);
-  auto program = staging.finish(result_leaves("rune::root", residual(rebuild(x, std::span<const nx::Tensor>(params)))));
+  auto program = staging.finish(result_leaves("rune::root", located("the residual of rune::root", where, [&] {
+    return residual(rebuild(x, std::span<const nx::Tensor>(params)));
+  })));
   std::shared_ptr<const LinearSolve> solver;
   if constexpr (!std::is_same_v<LS, std::nullptr_t>) {
     struct Solver final : LinearSolve {
@@ -60,16 +64,17 @@ template <class Residual, class Solve, class LS> auto solved_root(Residual& resi
 // solve is never differentiated: the derivative comes from the implicit
 // function theorem at the returned point, through the values the residual
 // captures (the Jacobian built column by column and solved by nx::solve).
-template <class Residual, class Solve> auto root(Residual residual, Solve solve) {
-  return detail::solved_root(residual, solve, static_cast<std::nullptr_t*>(nullptr));
+template <class Residual, class Solve>
+auto root(Residual residual, Solve solve, detail::CallSite where = detail::CallSite::current()) {
+  return detail::solved_root(residual, solve, static_cast<std::nullptr_t*>(nullptr), where);
 }
 
 // With a linear solve: ls(op, b) -> v with op(v) = b, where op applies the
 // residual's Jacobian at the point (a function X -> X that works under any
 // transformation); the derivative solves with it instead of nx::solve.
 template <class Residual, class Solve, class LinearSolve>
-auto root(Residual residual, Solve solve, LinearSolve ls) {
-  return detail::solved_root(residual, solve, &ls);
+auto root(Residual residual, Solve solve, LinearSolve ls, detail::CallSite where = detail::CallSite::current()) {
+  return detail::solved_root(residual, solve, &ls, where);
 }
 
 }  // namespace rune

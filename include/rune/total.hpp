@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "rune/detail/located.hpp"
 #include "rune/detail/staging.hpp"
 #include "rune/tree.hpp"
 
@@ -45,7 +46,8 @@ class Total {
 // function runs, never at its trace; in a loop, once per trip); under a map,
 // the lanes' adds are summed; a backward pass (grad, a remat's replay) adds
 // nothing. The total has no derivative.
-template <class F> auto collect(const Total& t, const nx::Tensor& zero, F f) {
+template <class F>
+auto collect(const Total& t, const nx::Tensor& zero, F f, detail::CallSite where = detail::CallSite::current()) {
   using R = std::decay_t<decltype(f())>;
   if (!detail::tracing(std::span<const nx::Tensor>(&zero, 1))) {
     std::optional<R> result;
@@ -53,7 +55,7 @@ template <class F> auto collect(const Total& t, const nx::Tensor& zero, F f) {
     return std::pair<R, nx::Tensor>{std::move(*result), total};
   }
   detail::Staging staging("rune::collect");
-  const R result = f();
+  const R result = detail::located("the body of rune::collect", where, f);
   auto body = staging.finish(result_leaves("rune::collect", result));
   std::vector<nx::Tensor> inputs{zero};
   inputs.insert(inputs.end(), staging.captures().begin(), staging.captures().end());
