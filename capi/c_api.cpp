@@ -1,4 +1,4 @@
-// The C API (include/rune/rune.h) over rune::Program: each entry point
+// The C API (include/rune/rune.h) over rune::Program and the VM: each entry point
 // catches every exception and turns it into a status and the thread's last
 // error message.
 #include "rune/rune.h"
@@ -18,6 +18,7 @@
 #include "ir/text.hpp"
 #include "rune/nx.hpp"
 #include "rune/program.hpp"
+#include "vm/executor.hpp"
 
 struct rune_program {
   // A parameter's or result's description, held for rune_value_info.
@@ -184,12 +185,13 @@ rune_status rune_program_run(rune_program* p, const void* const* params, void* c
     p->outs.resize(p->results.size());
     for (std::size_t k = 0; k < p->params.size(); ++k) p->args[k] = borrow(p->params[k], params[k], k, "parameter");
     for (std::size_t k = 0; k < p->results.size(); ++k) p->outs[k] = borrow(p->results[k], results[k], k, "result");
-    rune::ir::check_result_buffers(p->program.ir(), p->outs, api, p->program.result_names());  // (overlaps)
+    // The tensors have the program's types by construction: of rune::run_into's
+    // checks, only the buffers' overlap is left to make, once per call.
+    rune::ir::check_result_buffers(p->program.ir(), p->outs, api, p->program.result_names());
     try {
-      rune::run_into(p->program, p->args, p->outs);
+      rune::vm::execute_into(p->program.code(), p->args, p->outs, api);
     } catch (const std::exception& e) {
-      // The arguments fit the program by construction: what fails now fails in the run.
-      fail(RUNE_ERROR_RUNTIME, api, e.what());
+      fail(RUNE_ERROR_RUNTIME, api, e.what());  // what fails now fails in the run
     }
   });
 }
