@@ -1,6 +1,7 @@
 #include "vm/executor.hpp"
 
 #include <cstdlib>
+#include <cstring>
 #include <string_view>
 
 #include <boost/container/small_vector.hpp>
@@ -35,12 +36,13 @@ void check_not_donated(std::span<const nx::Tensor> args, std::string_view api) {
     if (t.impl()->storage->donated.load(std::memory_order_relaxed)) (void)nx::ops::elements_of(t, api);
 }
 
-// Writes a result into its buffer. Results that view caller memory (an
-// argument returned as it is) are copied first: a buffer written before
-// may be that memory.
+// A result to be written into a buffer, copied aside when it views caller
+// memory (an argument returned as it is): a buffer written before it may be
+// that memory. Every result is set aside before any buffer is written.
+nx::Tensor aside(nx::Tensor value) { return value.impl()->storage->borrowed ? nx::ops::copy(value) : value; }
+
 void write_results(std::span<nx::Tensor> values, std::span<const nx::Tensor> buffers) {
-  for (nx::Tensor& value : values)
-    if (value.impl()->storage->borrowed) value = nx::ops::copy(value);
+  for (nx::Tensor& value : values) value = aside(std::move(value));
   for (std::size_t k = 0; k < values.size(); ++k) nx::ops::copy_elements(*values[k].impl(), *buffers[k].impl());
 }
 }  // namespace
@@ -62,9 +64,18 @@ void execute_into(const Code& code, std::span<const nx::Tensor> args, std::span<
   }
   Frame frame = start(code, args);
   execute(code, frame);
-  boost::container::small_vector<nx::Tensor, 8> values;
-  for (Location at : code.results) values.push_back(read(code, frame, at));
-  write_results(std::span<nx::Tensor>(values.data(), values.size()), buffers);
+  // (scalar registers go straight to their buffers, with no 0-d tensor)
+  boost::container::small_vector<nx::Tensor, 8> values(code.results.size());
+  for (std::size_t k = 0; k < code.results.size(); ++k)
+    if (!code.results[k].scalar) values[k] = aside(frame.tensors[std::size_t(code.results[k].index)]);
+  for (std::size_t k = 0; k < code.results.size(); ++k) {
+    const Location at = code.results[k];
+    if (at.scalar)
+      std::memcpy(nx::ops::base_address(*buffers[k].impl()), frame.scalars[std::size_t(at.index)].bytes,
+                  nx::size_of(code.scalar_types[std::size_t(at.index)]));
+    else
+      nx::ops::copy_elements(*values[k].impl(), *buffers[k].impl());
+  }
 }
 
 }  // namespace rune::vm
