@@ -78,9 +78,9 @@ template <class Rule, class P, class Q> struct TypedRule final : CustomRule {
   std::pair<std::vector<nx::Tensor>, std::vector<nx::Tensor>> jvp(std::span<const nx::Tensor> primals,
                                                                   std::span<const nx::Tensor> tangents) const override {
     if constexpr (requires { leaves(rule(structure(primals)).second(structure(tangents))); }) {
-      auto [q, tangent_map] = run_rule(structure(primals));
-      return {learn(q), leaves(located("the tangent map of rune::custom_jvp", where,
-                                       [&] { return tangent_map(structure(tangents)); }))};
+      auto rule_pair = run_rule(structure(primals));  // (not a structured binding: clang 14 cannot capture one)
+      return {learn(rule_pair.first), leaves(located("the tangent map of rune::custom_jvp", where,
+                                                     [&] { return rule_pair.second(structure(tangents)); }))};
     } else {
       return {};  // (a custom_vjp rule: never asked)
     }
