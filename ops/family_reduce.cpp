@@ -10,12 +10,11 @@
 #include "ops/concrete.hpp"
 #include "ops/kernels/iterate.hpp"
 #include "ops/kernels/kernels.hpp"
+#include "ops/reduce_row.hpp"
 #include "ops/type_checks.hpp"
 
 namespace nx::ops {
 namespace {
-
-constexpr std::int64_t segment = chunk_elements;
 
 bool has_identity(Prim p) { return p != Prim::reduce_max && p != Prim::reduce_min; }
 
@@ -42,25 +41,6 @@ Tensor rows_last(const Tensor& x, const Axes& last) {
     if (std::find(last.begin(), last.end(), d) == last.end()) shape.push_back(t.shape[d]), strides.push_back(t.strides[d]);
   for (auto d : last) shape.push_back(t.shape[d]), strides.push_back(t.strides[d]);
   return contiguous(make_view(x, shape, strides, t.offset));
-}
-
-void reduce_row(Prim p, DType in, DType out, std::int64_t n, const char* row, char* dst) {
-  const auto& K = kernels::table();
-  if (n <= segment) return K.reduce[int(p)][int(in)](n, row, dst);
-  std::int64_t segs = (n + segment - 1) / segment;
-  std::size_t in_size = size_of(in), out_size = size_of(out);
-  std::vector<char> partial(std::size_t(segs) * out_size);
-  auto one = [&](std::int64_t s) {
-    std::int64_t len = std::min(segment, n - s * segment);
-    K.reduce[int(p)][int(in)](len, row + s * segment * std::int64_t(in_size), partial.data() + s * out_size);
-  };
-  if (n >= parallel_grain)
-    tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, segs, 1),
-                      [&](const auto& r) { for (auto s = r.begin(); s < r.end(); ++s) one(s); },
-                      tbb::simple_partitioner());
-  else
-    for (std::int64_t s = 0; s < segs; ++s) one(s);
-  reduce_row(p, out, out, segs, partial.data(), dst);
 }
 
 Tensor reduce_eager(Prim p, std::span<const Tensor> x, const Params& params, const TensorType& type) {
@@ -108,6 +88,25 @@ Tensor arg_eager(Prim p, std::span<const Tensor> x, const Params& params, const 
 }
 
 }  // namespace
+
+void reduce_row(Prim p, DType in, DType out, std::int64_t n, const char* row, char* dst) {
+  const auto& K = kernels::table();
+  if (n <= reduce_segment) return K.reduce[int(p)][int(in)](n, row, dst);
+  std::int64_t segs = (n + reduce_segment - 1) / reduce_segment;
+  std::size_t in_size = size_of(in), out_size = size_of(out);
+  std::vector<char> partial(std::size_t(segs) * out_size);
+  auto one = [&](std::int64_t s) {
+    std::int64_t len = std::min(reduce_segment, n - s * reduce_segment);
+    K.reduce[int(p)][int(in)](len, row + s * reduce_segment * std::int64_t(in_size), partial.data() + s * out_size);
+  };
+  if (n >= parallel_grain)
+    tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, segs, 1),
+                      [&](const auto& r) { for (auto s = r.begin(); s < r.end(); ++s) one(s); },
+                      tbb::simple_partitioner());
+  else
+    for (std::int64_t s = 0; s < segs; ++s) one(s);
+  reduce_row(p, out, out, segs, partial.data(), dst);
+}
 
 void register_reductions(Rules* table) {
   for (int i = 0; i < prim_count; ++i) {

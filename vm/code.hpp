@@ -61,7 +61,8 @@ struct Call {
 };
 
 // A fused elementwise kernel: `steps` computed over blocks of `size`
-// elements. Its slots are the values it reads and computes.
+// elements, then `reductions` fed by them. Its slots are the values it
+// reads and computes.
 struct MapKernel {
   enum class Source : std::uint8_t {
     tensor,    // t[reg], of the kernel's shape (made C-order when it is not)
@@ -81,10 +82,22 @@ struct MapKernel {
     std::int32_t in[3] = {0, 0, 0};
     RowLoop row{};
   };
+  // A step's result reduced over all its elements (sum(x * x): one pass),
+  // block by block in the eager reduction's segments, so the bits are
+  // eager's.
+  struct Reduction {
+    nx::ops::Prim prim{};
+    std::int32_t slot = 0;  // the slot reduced
+    Location out;           // the 0-d result
+    nx::ops::kernels::ReducePieces pieces{};
+  };
+  static constexpr std::size_t max_reductions = 8;
+
   nx::Shape shape;
   std::int64_t size = 0;
   std::vector<Slot> slots;
   std::vector<Step> steps;
+  std::vector<Reduction> reductions;  // at most max_reductions
 };
 
 struct Code;

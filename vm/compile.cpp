@@ -9,6 +9,9 @@
 //   later equation reads one of its values or an elementwise one of another
 //   shape comes (the equations in between read nothing of it, so they may
 //   run first); a kernel writes only the values read outside it;
+// - a reduction of one of a kernel's values over all its elements joins
+//   the kernel (sum(x * x) is one pass); its result is ready when the
+//   kernel has run, so an equation reading it closes the kernel first;
 // - a construct lowers as the construct table says (ir::Lowering): its
 //   sub-programs compiled and run by an instruction of its kind, or its eager
 //   rule called; every other primitive calls its eager rule.
@@ -96,6 +99,16 @@ class Compiler {
   void add(std::size_t i) {
     const ir::Equation& eq = p_.equations[i];
     if (eq.kind == ir::OpKind::constant) return;
+    for (int v : eq.inputs)
+      if (group_.reduced.count(v)) {
+        close_group();
+        break;
+      }
+    if (folds_into_group(eq)) {
+      group_.reductions.push_back(i);
+      group_.reduced.insert(eq.outputs[0]);
+      return;
+    }
     if (elementwise(eq) && scalar_operation(eq)) return emit_scalar(eq);
     if (elementwise(eq) && !home(eq.outputs[0]).scalar && has_row(eq)) {
       if (!group_.members.empty() && group_.shape != type(eq.outputs[0]).shape) close_group();
@@ -210,7 +223,19 @@ class Compiler {
     nx::Shape shape;
     std::vector<std::size_t> members;
     std::unordered_set<int> values;
+    std::vector<std::size_t> reductions;  // equations reducing a member's value over all its elements
+    std::unordered_set<int> reduced;      // their results
   };
+
+  // A reduction over all the elements of a value the open kernel computes,
+  // of its dtype, that the kernels fold in pieces.
+  bool folds_into_group(const ir::Equation& eq) const {
+    if (eq.kind != ir::OpKind::primitive || family_of(eq) != Family::reduce || eq.params.axes.empty()) return false;
+    if (group_.reductions.size() == MapKernel::max_reductions || !group_.values.count(eq.inputs[0])) return false;
+    const ir::TensorType &in = type(eq.inputs[0]), &out = type(eq.outputs[0]);
+    return out.shape.empty() && out.dtype == in.dtype &&
+           kernels::table().reduce_pieces[int(eq.prim)][int(in.dtype)].add != nullptr;
+  }
 
   bool joins_group(const ir::Equation& eq) const {
     const nx::Shape& shape = type(eq.outputs[0]).shape;
@@ -226,9 +251,14 @@ class Compiler {
     members.swap(group_.members);
     std::unordered_set<int> values;
     values.swap(group_.values);
+    std::vector<std::size_t> reductions;
+    reductions.swap(group_.reductions);
+    group_.reduced.clear();
     if (members.empty()) return;
-    if (members.size() == 1) return emit_equation(p_.equations[members[0]]);  // eager's own loop is as good
-    const std::unordered_set<std::size_t> in_group(members.begin(), members.end());
+    if (members.size() == 1 && reductions.empty())
+      return emit_equation(p_.equations[members[0]]);  // eager's own loop is as good
+    std::unordered_set<std::size_t> in_group(members.begin(), members.end());
+    in_group.insert(reductions.begin(), reductions.end());
     MapKernel m;
     m.shape = group_.shape;
     m.size = nx::numel(m.shape);
@@ -258,6 +288,12 @@ class Compiler {
       m.slots.push_back({MapKernel::Source::computed, read_outside ? home(v).index : -1, type(v).dtype});
       step.out = slot_of[v] = std::int32_t(m.slots.size() - 1);
       m.steps.push_back(step);
+    }
+    for (std::size_t i : reductions) {
+      const ir::Equation& eq = p_.equations[i];
+      const int v = eq.inputs[0];
+      m.reductions.push_back({eq.prim, slot_of.at(v), home(eq.outputs[0]),
+                              kernels::table().reduce_pieces[int(eq.prim)][int(type(v).dtype)]});
     }
     code_.maps.push_back(std::move(m));
     emit_indexed(Op::map, code_.maps.size());

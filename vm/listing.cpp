@@ -70,6 +70,8 @@ std::string map_text(const MapKernel& m) {
     for (int k = 0; k < arity; ++k) out.append(" ").append(slot_name(m, s.in[k]));
     out += '\n';
   }
+  for (const MapKernel::Reduction& r : m.reductions)
+    out += "  " + reg(r.out) + " = " + std::string(nx::ops::info(r.prim).name) + " " + slot_name(m, r.slot) + '\n';
   return out;
 }
 
@@ -86,8 +88,10 @@ std::vector<Location> written(const Code& code, const Instruction& in) {
     }
     case Op::map: {
       std::vector<Location> out;
-      for (const MapKernel::Slot& s : code.maps[std::size_t(in.aux)].slots)
+      const MapKernel& m = code.maps[std::size_t(in.aux)];
+      for (const MapKernel::Slot& s : m.slots)
         if (s.source == MapKernel::Source::computed && s.reg >= 0) out.push_back({false, s.reg});
+      for (const MapKernel::Reduction& r : m.reductions) out.push_back(r.out);
       return out;
     }
     case Op::scan: return code.scans[std::size_t(in.aux)].outputs;

@@ -19,6 +19,19 @@ using SelectRow = void (*)(std::int64_t n, const void* cond, std::int64_t sc, co
                            std::int64_t sa, const void* b, std::int64_t sb, void* out);
 // Reduces n contiguous elements to one, written to *out.
 using ReduceRow = void (*)(std::int64_t n, const void* in, void* out);
+// A reduction in pieces, as a fused map kernel reduces its blocks while it
+// computes them: start puts the identity in `state` (reduce_state_bytes,
+// aligned to 64), add folds n contiguous elements into it, finish writes
+// the result. Pieces whose lengths, all but the last's, are multiples of
+// reduce_piece give the bits of the ReduceRow over the whole row (which is
+// start, add and finish over one piece).
+struct ReducePieces {
+  void (*start)(void* state) = nullptr;
+  void (*add)(std::int64_t n, const void* in, void* state) = nullptr;
+  void (*finish)(const void* state, void* out) = nullptr;
+};
+inline constexpr std::int64_t reduce_piece = 64;
+inline constexpr std::size_t reduce_state_bytes = 256;
 // Index of the first maximum (minimum) of n elements with stride s; NaN wins.
 using ArgRow = std::int32_t (*)(std::int64_t n, const void* in, std::int64_t s);
 
@@ -34,6 +47,7 @@ struct Table {
   SelectRow select[dtype_count] = {};
   UnaryRow convert[dtype_count][dtype_count] = {};  // [from][to]
   ReduceRow reduce[prim_count][dtype_count] = {};
+  ReducePieces reduce_pieces[prim_count][dtype_count] = {};
   ArgRow arg[prim_count][dtype_count] = {};
   const char* arch = "generic";
 };

@@ -1,7 +1,9 @@
 // Scalar row loops shared by the portable table and the SIMD tables.
 #pragma once
 
+#include <algorithm>
 #include <cstring>
+#include <new>
 #include <type_traits>
 #include <utility>
 
@@ -110,22 +112,40 @@ template <> struct Reducer<Prim::reduce_or> {
 
 template <Prim P> inline constexpr bool is_logical_reduce = P == Prim::reduce_and || P == Prim::reduce_or;
 
+// The whole row as one piece.
+template <class Pieces> void reduce_whole(std::int64_t n, const void* in, void* out) {
+  alignas(64) unsigned char state[reduce_state_bytes];
+  Pieces::start(state);
+  Pieces::add(n, in, state);
+  Pieces::finish(state, out);
+}
+
 // Eight interleaved accumulators (so the order is fixed but the loop
 // vectorizes), combined pairwise.
-template <Prim P, class T> void reduce_loop(std::int64_t n, const void* in_, void* out_) {
+template <Prim P, class T> struct ScalarReduce {
   using A = std::conditional_t<is_logical_reduce<P>, bool, compute_t<T>>;
   using R = std::conditional_t<is_logical_reduce<P>, bool, T>;
-  const T* in = static_cast<const T*>(in_);
-  A acc[8];
-  for (auto& a : acc) a = Reducer<P>::template identity<A>();
-  std::int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int k = 0; k < 8; ++k) acc[k] = Reducer<P>::template combine<A>(acc[k], convert_value<A>(in[i + k]));
-  for (int k = 0; i < n; ++i, ++k) acc[k] = Reducer<P>::template combine<A>(acc[k], convert_value<A>(in[i]));
-  for (int w = 4; w >= 1; w /= 2)
-    for (int k = 0; k < w; ++k) acc[k] = Reducer<P>::template combine<A>(acc[k], acc[k + w]);
-  *static_cast<R*>(out_) = convert_value<R>(acc[0]);
-}
+  static_assert(8 * sizeof(A) <= reduce_state_bytes && reduce_piece % 8 == 0);
+
+  static void start(void* state) {
+    for (int k = 0; k < 8; ++k) new (static_cast<A*>(state) + k) A(Reducer<P>::template identity<A>());
+  }
+  static void add(std::int64_t n, const void* in_, void* state) {
+    const T* in = static_cast<const T*>(in_);
+    A* acc = static_cast<A*>(state);
+    std::int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+      for (int k = 0; k < 8; ++k) acc[k] = Reducer<P>::template combine<A>(acc[k], convert_value<A>(in[i + k]));
+    for (int k = 0; i < n; ++i, ++k) acc[k] = Reducer<P>::template combine<A>(acc[k], convert_value<A>(in[i]));
+  }
+  static void finish(const void* state, void* out) {
+    A acc[8];
+    std::copy_n(static_cast<const A*>(state), 8, acc);
+    for (int w = 4; w >= 1; w /= 2)
+      for (int k = 0; k < w; ++k) acc[k] = Reducer<P>::template combine<A>(acc[k], acc[k + w]);
+    *static_cast<R*>(out) = convert_value<R>(acc[0]);
+  }
+};
 
 template <Prim P, class T> std::int32_t arg_loop(std::int64_t n, const void* in_, std::int64_t s) {
   const T* in = static_cast<const T*>(in_);

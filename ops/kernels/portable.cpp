@@ -37,7 +37,9 @@ template <Prim P, DType D> void fill_one(Table& t) {
     } else if constexpr (I.family == Family::binary) {
       t.binary[int(P)][int(D)] = &binary_loop<P, T>;
     } else if constexpr (I.family == Family::reduce) {
-      t.reduce[int(P)][int(D)] = &reduce_loop<P, T>;
+      using Pieces = ScalarReduce<P, T>;
+      t.reduce[int(P)][int(D)] = &reduce_whole<Pieces>;
+      t.reduce_pieces[int(P)][int(D)] = {&Pieces::start, &Pieces::add, &Pieces::finish};
     } else if constexpr (I.family == Family::arg) {
       t.arg[int(P)][int(D)] = &arg_loop<P, T>;
     }

@@ -1,0 +1,21 @@
+// The eager reductions' order of combination, shared with the VM's fused
+// reductions (vm/map_kernel.cpp), which must give the same bits.
+#pragma once
+
+#include <cstdint>
+
+#include "ops/kernels/iterate.hpp"
+#include "ops/primitive.hpp"
+
+namespace nx::ops {
+
+// A row longer than a segment is reduced segment by segment (on oneTBB
+// from parallel_grain elements), then the segments' results in order: the
+// bits do not depend on the thread count.
+inline constexpr std::int64_t reduce_segment = chunk_elements;
+
+// Reduces the n contiguous elements of dtype `in` at row to one of dtype
+// `out` at dst.
+void reduce_row(Prim p, DType in, DType out, std::int64_t n, const char* row, char* dst);
+
+}  // namespace nx::ops
