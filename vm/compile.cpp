@@ -101,7 +101,7 @@ class Compiler {
     if (eq.kind == ir::OpKind::constant) return;
     for (int v : eq.inputs)
       if (group_.reduced.count(v)) {
-        close_group();
+        close_group_for_reduced();
         break;
       }
     if (folds_into_group(eq)) {
@@ -244,6 +244,54 @@ class Compiler {
       if (type(v).shape != shape && nx::numel(type(v).shape) != 1) return false;
     }
     return true;
+  }
+
+  // Closes the kernel because a reduction's result is read, keeping out of
+  // it the members that neither the reductions nor the members kept need:
+  // they start the next kernel (in `m = mean(x); y = exp(x) - m`, exp(x) is
+  // computed where it is used rather than written to memory).
+  void close_group_for_reduced() {
+    std::unordered_map<int, std::size_t> producer;
+    for (std::size_t i : group_.members) producer[p_.equations[i].outputs[0]] = i;
+    std::unordered_set<int> kept;
+    auto keep = [&](int v) {  // v and the members' values it is computed from
+      for (std::vector<int> todo{v}; !todo.empty();) {
+        const int w = todo.back();
+        todo.pop_back();
+        if (producer.count(w) && kept.insert(w).second)
+          for (int u : p_.equations[producer[w]].inputs) todo.push_back(u);
+      }
+    };
+    for (std::size_t i : group_.reductions) keep(p_.equations[i].inputs[0]);
+    for (bool more = true; more;) {  // a member reading a kept value is kept, and what it reads
+      more = false;
+      for (std::size_t i : group_.members) {
+        const ir::Equation& eq = p_.equations[i];
+        if (kept.count(eq.outputs[0])) continue;
+        if (std::any_of(eq.inputs.begin(), eq.inputs.end(), [&](int v) { return kept.count(v) > 0; })) {
+          keep(eq.outputs[0]);
+          more = true;
+        }
+      }
+    }
+    std::vector<std::size_t> members, deferred;
+    std::unordered_set<int> deferred_values;
+    for (std::size_t i : group_.members) {
+      const int v = p_.equations[i].outputs[0];
+      if (kept.count(v)) {
+        members.push_back(i);
+      } else {
+        deferred.push_back(i);
+        deferred_values.insert(v);
+        group_.values.erase(v);
+      }
+    }
+    const nx::Shape shape = group_.shape;
+    group_.members = std::move(members);
+    close_group();
+    group_.shape = shape;
+    group_.members = std::move(deferred);
+    group_.values = std::move(deferred_values);
   }
 
   void close_group() {

@@ -112,7 +112,10 @@ template <> struct Reducer<Prim::reduce_or> {
 
 template <Prim P> inline constexpr bool is_logical_reduce = P == Prim::reduce_and || P == Prim::reduce_or;
 
-// The whole row as one piece.
+// The whole row as one piece. (The pieces are never inlined: a fused
+// reduction calls the same functions through the table, and two
+// compilations of one loop may give different NaNs, the compiler being free
+// to swap the operands of a + b.)
 template <class Pieces> void reduce_whole(std::int64_t n, const void* in, void* out) {
   alignas(64) unsigned char state[reduce_state_bytes];
   Pieces::start(state);
@@ -127,10 +130,10 @@ template <Prim P, class T> struct ScalarReduce {
   using R = std::conditional_t<is_logical_reduce<P>, bool, T>;
   static_assert(8 * sizeof(A) <= reduce_state_bytes && reduce_piece % 8 == 0);
 
-  static void start(void* state) {
+  [[gnu::noinline]] static void start(void* state) {
     for (int k = 0; k < 8; ++k) new (static_cast<A*>(state) + k) A(Reducer<P>::template identity<A>());
   }
-  static void add(std::int64_t n, const void* in_, void* state) {
+  [[gnu::noinline]] static void add(std::int64_t n, const void* in_, void* state) {
     const T* in = static_cast<const T*>(in_);
     A* acc = static_cast<A*>(state);
     std::int64_t i = 0;
@@ -138,7 +141,7 @@ template <Prim P, class T> struct ScalarReduce {
       for (int k = 0; k < 8; ++k) acc[k] = Reducer<P>::template combine<A>(acc[k], convert_value<A>(in[i + k]));
     for (int k = 0; i < n; ++i, ++k) acc[k] = Reducer<P>::template combine<A>(acc[k], convert_value<A>(in[i]));
   }
-  static void finish(const void* state, void* out) {
+  [[gnu::noinline]] static void finish(const void* state, void* out) {
     A acc[8];
     std::copy_n(static_cast<const A*>(state), 8, acc);
     for (int w = 4; w >= 1; w /= 2)

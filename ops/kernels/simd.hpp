@@ -157,10 +157,10 @@ template <Prim P, class T, class Arch> struct BatchReduce {
     else if constexpr (P == Prim::reduce_max) return Op<Prim::maximum>::simd(x, y);
     else return Op<Prim::minimum>::simd(x, y);
   }
-  static void start(void* state) {
+  [[gnu::noinline]] static void start(void* state) {
     std::fill_n(static_cast<T*>(state), 4 * W, Reducer<P>::template identity<T>());
   }
-  static void add(std::int64_t n, const void* in_, void* state) {
+  [[gnu::noinline]] static void add(std::int64_t n, const void* in_, void* state) {
     const T* in = static_cast<const T*>(in_);
     T* held = static_cast<T*>(state);
     B acc[4];
@@ -177,7 +177,7 @@ template <Prim P, class T, class Arch> struct BatchReduce {
     }
     for (int k = 0; k < 4; ++k) acc[k].store_aligned(held + k * W);
   }
-  static void finish(const void* state, void* out) {
+  [[gnu::noinline]] static void finish(const void* state, void* out) {
     const T* held = static_cast<const T*>(state);
     auto acc = [&](int k) { return B::load_aligned(held + k * W); };
     B total = combine(combine(acc(0), acc(1)), combine(acc(2), acc(3)));
