@@ -160,6 +160,46 @@ TEST_CASE("a reduction of a map kernel's value over all its elements is folded i
   CHECK(count(listing(rows, nx::zeros(nx::float64, {3, 4})), " = reduce_sum t") == 1);
 }
 
+TEST_CASE("a map kernel writes its result in place of an operand that dies there, when nothing else holds it") {
+  auto f = [](const Tensor& a) { return nx::exp(nx::matmul(a, a)) * 2. + 1.; };
+  const Tensor a = nx::reshape(nx::linspace(nx::float64, -1., 1., 16), {4, 4});
+  auto code = compiled(f, a);
+  const std::string text = rune::vm::listing(*code);
+  INFO(text);
+  CHECK(count(text, "; in place of t") == 1);
+  REQUIRE(code->instructions[0].op == rune::vm::Op::call);  // the product; then the kernel
+  const std::size_t product = std::size_t(code->calls[0].outputs[0]), end = code->instructions.size();
+  const std::vector<Tensor> args{a};
+
+  rune::vm::Frame frame = rune::vm::start(*code, args);
+  rune::vm::execute(*code, frame, 0, 1);
+  const void* buffer = frame.tensors[product].impl()->storage->data;
+  rune::vm::execute(*code, frame, 1, end);
+  const Tensor result = rune::vm::results(*code, std::move(frame))[0];
+  CHECK(result.impl()->storage->data == buffer);
+  CHECK(same_bits(result, f(a)));
+
+  // The product held elsewhere too: a fresh buffer, the product unchanged.
+  rune::vm::Frame again = rune::vm::start(*code, args);
+  rune::vm::execute(*code, again, 0, 1);
+  const Tensor held = again.tensors[product];
+  const std::string before = test::text(held);
+  rune::vm::execute(*code, again, 1, end);
+  const Tensor fresh = rune::vm::results(*code, std::move(again))[0];
+  CHECK(fresh.impl()->storage->data != held.impl()->storage->data);
+  CHECK(test::text(held) == before);
+  CHECK(same_bits(fresh, result));
+
+  // Results, parameters and values read later are never written in place.
+  auto returned = [](const Tensor& x) { Tensor h = nx::matmul(x, x); return std::pair{h, nx::exp(h) * 2.}; };
+  auto parameter = [](const Tensor& x) { return nx::exp(x) * 2.; };
+  auto read_later = [](const Tensor& x) { Tensor h = nx::matmul(x, x); return nx::matmul(nx::exp(h) * 2., h); };
+  CHECK(count(listing(returned, a), "in place") == 0);
+  CHECK(count(listing(parameter, a), "in place") == 0);
+  CHECK(count(listing(read_later, a), "in place") == 0);
+  same_on_both(*compiled(read_later, a), args);
+}
+
 TEST_CASE("scans read rows in place, stack their results, and move the carry through a copy") {
   // The carry swaps its two halves each row; a y is the carry received.
   auto f = [](const Tensor& a, const Tensor& b, const Tensor& rows) {

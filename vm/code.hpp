@@ -74,6 +74,10 @@ struct MapKernel {
     Source source = Source::computed;
     std::int32_t reg = -1;  // computed: the output register, -1 for a temporary
     nx::DType dtype = nx::DType::float32;
+    // computed, written: a tensor slot of its dtype whose value dies here
+    // and that no later step reads; its buffer is written in place when
+    // nothing else holds it at run time (vm/memory_plan.cpp).
+    std::int32_t donor = -1;
   };
   struct Step {
     nx::ops::Family family{};  // unary, binary, select or convert

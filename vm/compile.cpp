@@ -25,6 +25,7 @@
 
 #include "ir/construct.hpp"
 #include "ops/concrete.hpp"
+#include "vm/memory_plan.hpp"
 
 namespace rune::vm {
 namespace {
@@ -451,6 +452,7 @@ std::shared_ptr<const Code> compile(std::shared_ptr<const ir::Program> program) 
   auto code = std::make_shared<Code>();
   code->program = std::move(program);
   Compiler(*code->program, *code).run();
+  plan_memory(*code);
   return code;
 }
 

@@ -22,6 +22,7 @@
 #include "ops/kernels/iterate.hpp"
 #include "ops/reduce_row.hpp"
 #include "vm/machine.hpp"
+#include "vm/memory_plan.hpp"
 
 namespace rune::vm {
 
@@ -164,7 +165,9 @@ void run_map(const MapKernel& m, Frame& f) {
       case Source::computed:
         if (slot.reg >= 0) {
           nx::Tensor& out = f.tensors[std::size_t(slot.reg)];
-          out = nx::ops::make_tensor(slot.dtype, m.shape);
+          nx::Tensor* donor = slot.donor >= 0 ? &f.tensors[std::size_t(m.slots[std::size_t(slot.donor)].reg)] : nullptr;
+          if (donor && reusable(*donor)) out = std::move(*donor);  // (its place above reads the same buffer)
+          else out = nx::ops::make_tensor(slot.dtype, m.shape);
           base = nx::ops::base_address(*out.impl());
         } else {
           temp = std::int64_t(at.temp_bytes);

@@ -1,0 +1,89 @@
+// The memory plan. Liveness is read from the bytecode in the order it runs:
+// the last instruction reading each tensor register. Every register is
+// written once per run of its code (a scan's step runs again on a frame
+// whose registers it writes before reading), so a value whose last reader
+// is a map kernel is dead after it.
+#include "vm/memory_plan.hpp"
+
+#include <algorithm>
+#include <cstddef>
+
+#include "ops/concrete.hpp"
+
+namespace rune::vm {
+namespace {
+
+// Calls each(register) for every tensor register the instruction reads.
+template <class Each> void tensors_read(const Code& code, const Instruction& in, Each each) {
+  auto locations = [&](const std::vector<Location>& at) {
+    for (Location l : at)
+      if (!l.scalar) each(l.index);
+  };
+  switch (in.op) {
+    case Op::load: each(in.a); break;
+    case Op::call:
+    case Op::construct:
+      for (std::int32_t r : code.calls[std::size_t(in.aux)].inputs) each(r);
+      break;
+    case Op::map:
+      for (const MapKernel::Slot& s : code.maps[std::size_t(in.aux)].slots)
+        if (s.source == MapKernel::Source::tensor || s.source == MapKernel::Source::element) each(s.reg);
+      break;
+    case Op::scan: locations(code.scans[std::size_t(in.aux)].inputs); break;
+    case Op::body:
+    case Op::cond:
+    case Op::iterate: locations(code.invokes[std::size_t(in.aux)].inputs); break;
+    default: break;  // scalar registers only
+  }
+}
+
+// The donors of one kernel at instruction pc: for each written slot, the
+// first free operand slot that dies here and that no later step reads.
+void choose_donors(MapKernel& m, std::size_t pc, const std::vector<std::size_t>& last_read,
+                   const std::vector<bool>& kept) {
+  std::vector<std::ptrdiff_t> last_step(m.slots.size(), -1);
+  std::vector<int> slots_of_register(kept.size(), 0);
+  for (std::size_t k = 0; k < m.steps.size(); ++k)
+    for (int i = 0; i < nx::ops::info(m.steps[k].prim).arity; ++i)
+      last_step[std::size_t(m.steps[k].in[i])] = std::ptrdiff_t(k);
+  for (const MapKernel::Slot& s : m.slots)
+    if (s.reg >= 0 && s.source != MapKernel::Source::scalar) ++slots_of_register[std::size_t(s.reg)];
+  std::vector<bool> taken(m.slots.size(), false);
+  for (std::size_t k = 0; k < m.steps.size(); ++k) {
+    MapKernel::Slot& out = m.slots[std::size_t(m.steps[k].out)];
+    if (out.reg < 0) continue;
+    for (std::size_t j = 0; j < m.slots.size(); ++j) {
+      const MapKernel::Slot& s = m.slots[j];
+      const bool dies_here = s.source == MapKernel::Source::tensor && !kept[std::size_t(s.reg)] &&
+                             last_read[std::size_t(s.reg)] == pc && slots_of_register[std::size_t(s.reg)] == 1;
+      if (!dies_here || taken[j] || s.dtype != out.dtype || last_step[j] > std::ptrdiff_t(k)) continue;
+      out.donor = std::int32_t(j);
+      taken[j] = true;
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+void plan_memory(Code& code) {
+  std::vector<bool> kept(code.tensors.size(), false);
+  for (const std::vector<Location>* held : {&code.params, &code.results, &code.constants})
+    for (Location at : *held)
+      if (!at.scalar) kept[std::size_t(at.index)] = true;
+  std::vector<std::size_t> last_read(code.tensors.size(), 0);
+  for (std::size_t pc = 0; pc < code.instructions.size(); ++pc)
+    tensors_read(code, code.instructions[pc], [&](std::int32_t r) { last_read[std::size_t(r)] = pc; });
+  for (std::size_t pc = 0; pc < code.instructions.size(); ++pc)
+    if (code.instructions[pc].op == Op::map)
+      choose_donors(code.maps[std::size_t(code.instructions[pc].aux)], pc, last_read, kept);
+}
+
+bool reusable(const nx::Tensor& t) {
+  const nx::detail::TensorImpl& impl = *t.impl();
+  const nx::detail::Storage& storage = *impl.storage;
+  return impl.refs.load(std::memory_order_acquire) == 1 && storage.refs.load(std::memory_order_acquire) == 1 &&
+         !storage.borrowed && !impl.donated_to_call && impl.offset == 0 && nx::ops::is_contiguous(impl);
+}
+
+}  // namespace rune::vm
