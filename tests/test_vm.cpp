@@ -8,6 +8,8 @@
 #include <iostream>
 #include <sstream>
 #include <new>
+#include <stdexcept>
+#include <string>
 #include <tuple>
 
 #include <tbb/global_control.h>
@@ -256,6 +258,45 @@ TEST_CASE("an iterate that does not stop raises its error on the VM") {
   }
   CHECK_THAT(reference, StartsWith("rune::iterate: "));
   CHECK_THROWS_WITH(rune::jit(f)(x), reference);
+}
+
+TEST_CASE("a failing check on the VM throws when the call returns: what follows runs, the first failure wins") {
+  // (the reference interpreter throws where the check fails)
+  auto make = [](std::string what) {
+    return [what](const nx::Index&, const Tensor& bad) {
+      return std::make_exception_ptr(std::runtime_error(what + ": " + nx::to_string(bad)));
+    };
+  };
+  int after = 0;
+  auto f = rune::jit([&](const Tensor& v) {
+    nx::check(nx::greater(v, 0.), v, make("positive"));
+    nx::check(nx::less(v, 10.), v, make("small"));
+    return rune::callback([&](const Tensor& t) { ++after; return t; }, v, nx::log(v));
+  });
+  CHECK_THROWS_WITH(f(nx::create(nx::float64, {3}, {1., -1., 20.})), "positive: float64 [] -1");
+  CHECK(after == 1);  // the callback after the failed checks ran
+  CHECK_THROWS_WITH(f(nx::create(nx::float64, {2}, {1., 20.})), "small: float64 [] 20");
+  CHECK(test::text(f(nx::create(nx::float64, {2}, {1., 1.}))) == "float64 [2] [0, 0]");
+
+  // In a scan every row runs; the first row's failure is thrown.
+  int rows = 0;
+  auto scanned = rune::jit([&](const Tensor& xs) {
+    auto step = [&](const Tensor& c, const Tensor& x) {
+      nx::check(nx::greater(x, 0.), x, make("row"));
+      return std::pair{c + rune::callback([&](const Tensor& t) { ++rows; return t; }, x, x), c};
+    };
+    return rune::scan(step, nx::scalar(nx::float64, 0.), xs).first;
+  });
+  CHECK_THROWS_WITH(scanned(nx::create(nx::float64, {4}, {1., -2., -3., 4.})), "row: float64 [] -2");
+  CHECK(rows == 4);
+
+  // An error raised after a failed check gives way to the check's.
+  auto then_fails = rune::jit([&](const Tensor& v) {
+    nx::check(nx::greater(v, 0.), v, make("positive"));
+    return rune::callback([](const Tensor&) -> Tensor { throw std::runtime_error("later"); }, v, v);
+  });
+  CHECK_THROWS_WITH(then_fails(nx::create(nx::float64, {1}, {-1.})), "positive: float64 [] -1");
+  CHECK_THROWS_WITH(then_fails(nx::create(nx::float64, {1}, {1.})), "later");
 }
 
 TEST_CASE("the trace line shows the instruction and the registers it wrote") {

@@ -394,7 +394,7 @@ class Compiler {
     if (eq.kind == ir::OpKind::primitive) call.type = type(eq.outputs[0]);
     code_.calls.push_back(call);
     Instruction in;
-    in.op = eq.kind == ir::OpKind::primitive ? Op::call : Op::construct;
+    in.op = eq.kind == ir::OpKind::primitive ? Op::call : eq.kind == ir::OpKind::check ? Op::check : Op::construct;
     if (eq.kind == ir::OpKind::primitive) in.prim = eq.prim;
     in.aux = std::int32_t(code_.calls.size() - 1);
     code_.instructions.push_back(in);

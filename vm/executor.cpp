@@ -63,7 +63,7 @@ void execute_into(const Code& code, std::span<const nx::Tensor> args, std::span<
     return write_results(values, buffers);
   }
   Frame frame = start(code, args);
-  execute(code, frame);
+  execute_checked(code, frame);
   // (scalar registers go straight to their buffers, with no 0-d tensor)
   boost::container::small_vector<nx::Tensor, 8> values(code.results.size());
   for (std::size_t k = 0; k < code.results.size(); ++k)

@@ -83,7 +83,8 @@ std::vector<Location> written(const Code& code, const Instruction& in) {
   switch (in.op) {
     case Op::box: return {{false, in.dst}};
     case Op::call:
-    case Op::construct: {
+    case Op::construct:
+    case Op::check: {
       std::vector<Location> out;
       for (std::int32_t t : code.calls[std::size_t(in.aux)].outputs) out.push_back({false, t});
       return out;
@@ -110,11 +111,12 @@ std::string instruction_text(const Code& code, const Instruction& in) {
   std::string out = name + " ";
   switch (in.op) {
     case Op::call:
-    case Op::construct: {
+    case Op::construct:
+    case Op::check: {
       const Call& c = code.calls[std::size_t(in.aux)];
       const std::string what = in.op == Op::call ? std::string(nx::ops::info(c.equation->prim).name)
                                                  : std::string(ir::entry_point(*c.equation));
-      out += joined(c.outputs) + " = " + what;
+      out += c.outputs.empty() ? what : joined(c.outputs) + " = " + what;
       return c.inputs.empty() ? out : out.append(" ").append(joined(c.inputs));
     }
     case Op::map: return out + joined(written(code, in)) + " = map " + std::to_string(in.aux);

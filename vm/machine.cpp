@@ -42,6 +42,18 @@ void run_primitive(const Call& call, Frame& f) {
                                                 : nx::ops::bind(eq.prim, operands, eq.params);
 }
 
+thread_local CheckScope* innermost_checks = nullptr;
+
+void run_construct(const Call& call, Frame& f);
+
+void run_check(const Call& call, Frame& f) {
+  try {
+    run_construct(call, f);
+  } catch (...) {
+    CheckScope::failed(std::current_exception());
+  }
+}
+
 void run_construct(const Call& call, Frame& f) {
   const Operands in = operands_of(call, f);
   std::vector<nx::Tensor> out =
@@ -86,6 +98,7 @@ op_load: write(f, {true, in->dst}, f.tensors[std::size_t(in->a)]); NEXT;
 op_box: f.tensors[std::size_t(in->dst)] = read(code, f, {true, in->a}); NEXT;
 op_call: run_primitive(code.calls[std::size_t(in->aux)], f); NEXT;
 op_construct: run_construct(code.calls[std::size_t(in->aux)], f); NEXT;
+op_check: run_check(code.calls[std::size_t(in->aux)], f); NEXT;
 op_map: run_map(code.maps[std::size_t(in->aux)], f); NEXT;
 op_scan: run_scan(code.scans[std::size_t(in->aux)], f); NEXT;
 op_body: run_body(code.invokes[std::size_t(in->aux)], f); NEXT;
@@ -143,9 +156,28 @@ std::vector<nx::Tensor> results(const Code& code, Frame&& frame) {
   return out;
 }
 
+CheckScope::CheckScope() : outer_(innermost_checks) { innermost_checks = this; }
+CheckScope::~CheckScope() { innermost_checks = outer_; }
+
+void CheckScope::failed(std::exception_ptr e) {
+  if (!innermost_checks) std::rethrow_exception(e);
+  if (!innermost_checks->first_) innermost_checks->first_ = std::move(e);
+}
+
+void execute_checked(const Code& code, Frame& frame) {
+  CheckScope checks;
+  try {
+    execute(code, frame);
+  } catch (...) {
+    checks.raise();  // (an error after a failed check: the check's, which came first)
+    throw;
+  }
+  checks.raise();
+}
+
 std::vector<nx::Tensor> run(const Code& code, std::span<const nx::Tensor> args) {
   Frame frame = start(code, args);
-  execute(code, frame);
+  execute_checked(code, frame);
   return results(code, std::move(frame));
 }
 

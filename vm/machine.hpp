@@ -1,6 +1,7 @@
 // The machine: runs bytecode (code.hpp) in frames.
 #pragma once
 
+#include <exception>
 #include <span>
 #include <vector>
 
@@ -20,8 +21,34 @@ struct Frame {
   boost::container::small_vector<nx::Tensor, 32> tensors;
 };
 
+// The checks (nx::check) of one call: a failing check does not stop the
+// run; the first failure is thrown when the call returns (raise), or
+// instead of an error raised after it. Calls nested in a call (a callback
+// calling a compiled function) have their own. Outside any, a check throws
+// where it fails (a debugger stepping through a code).
+class CheckScope {
+ public:
+  CheckScope();
+  ~CheckScope();
+  CheckScope(const CheckScope&) = delete;
+  CheckScope& operator=(const CheckScope&) = delete;
+  // The check failing in the innermost scope of this thread (or thrown at once).
+  static void failed(std::exception_ptr e);
+  void raise() const {
+    if (first_) std::rethrow_exception(first_);
+  }
+
+ private:
+  CheckScope* outer_;
+  std::exception_ptr first_;
+};
+
+// Runs `code` on frame in a check scope: all of it, raising the first
+// failing check at the end.
+void execute_checked(const Code& code, Frame& frame);
+
 // The code's results for `args` (concrete, one per parameter, of its types):
-// start, execute, results.
+// start, execute_checked, results.
 std::vector<nx::Tensor> run(const Code& code, std::span<const nx::Tensor> args);
 
 // A frame with `args` in the parameters' registers.

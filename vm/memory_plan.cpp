@@ -23,6 +23,7 @@ template <class Each> void tensors_read(const Code& code, const Instruction& in,
     case Op::load: each(in.a); break;
     case Op::call:
     case Op::construct:
+    case Op::check:
       for (std::int32_t r : code.calls[std::size_t(in.aux)].inputs) each(r);
       break;
     case Op::map:
