@@ -158,8 +158,32 @@ TEST_CASE("a reduction of a map kernel's value over all its elements is folded i
     const Tensor x = nx::linspace(nx::float64, -1., 2., size);
     same_on_both(*compiled(centred, x), {x});
   }
-  auto rows = [](const Tensor& x) { return nx::sum(x * x, {1}); };
-  CHECK(count(listing(rows, nx::zeros(nx::float64, {3, 4})), " = reduce_sum t") == 1);
+  // Over the trailing axes: rows, each reduced in eager's order; over a leading axis, an eager call.
+  auto rows = [](const Tensor& x) {
+    Tensor e = nx::exp(x - 1.);
+    return std::tuple{nx::sum(x * x, {1}), nx::max(e, {1}), nx::sum(e, {1})};
+  };
+  const std::string by_rows = listing(rows, nx::zeros(nx::float64, {3, 4}));
+  INFO(by_rows);
+  CHECK(count(by_rows, "= map ") == 1);
+  CHECK(count(by_rows, "; rows of 4") == 3);
+  auto columns = [](const Tensor& x) { return nx::sum(x * x, {0}); };
+  CHECK(count(listing(columns, nx::zeros(nx::float64, {3, 4})), " = reduce_sum t") == 1);
+  for (nx::DType dtype : {nx::float32, nx::float64})
+    for (auto [n_rows, row] : {std::pair{1, 7}, {3, 4}, {200, 10}, {5, 1024}, {3, 1500}, {2, 40000}, {70, 3000}}) {
+      INFO(nx::name(dtype) << " [" << n_rows << ", " << row << "]");
+      const Tensor x = nx::reshape(nx::linspace(dtype, -2., 2., n_rows * row), {n_rows, row});
+      auto code = compiled(rows, x);
+      same_on_both(*code, {x});
+      tbb::global_control one(tbb::global_control::max_allowed_parallelism, 1);
+      same_on_both(*code, {x});
+    }
+  auto trailing_two = [](const Tensor& x) { return nx::sum(nx::abs(x), {1, 2}); };
+  const Tensor cube = nx::reshape(nx::linspace(nx::float32, -2., 2., 6 * 5 * 7), {6, 5, 7});
+  CHECK(count(listing(trailing_two, cube), "; rows of 35") == 1);
+  same_on_both(*compiled(trailing_two, cube), {cube});
+  const Tensor empty_rows = nx::zeros(nx::float64, {4, 0});
+  same_on_both(*compiled([](const Tensor& x) { return nx::sum(x * 2., {1}); }, empty_rows), {empty_rows});
 }
 
 TEST_CASE("a map kernel writes its result in place of an operand that dies there, when nothing else holds it") {

@@ -86,13 +86,14 @@ struct MapKernel {
     std::int32_t in[3] = {0, 0, 0};
     RowLoop row{};
   };
-  // A step's result reduced over all its elements (sum(x * x): one pass),
-  // block by block in the eager reduction's segments, so the bits are
-  // eager's.
+  // A step's result reduced over all its elements (sum(x * x): one pass)
+  // or over its trailing axes, block by block in the eager reduction's
+  // segments, so the bits are eager's.
   struct Reduction {
     nx::ops::Prim prim{};
     std::int32_t slot = 0;  // the slot reduced
-    Location out;           // the 0-d result
+    Location out;           // the result
+    nx::Shape shape;        // the result's: the leading axes kept ([] for all)
     nx::ops::kernels::ReducePieces pieces{};
   };
   static constexpr std::size_t max_reductions = 8;
@@ -102,6 +103,7 @@ struct MapKernel {
   std::vector<Slot> slots;
   std::vector<Step> steps;
   std::vector<Reduction> reductions;  // at most max_reductions
+  std::int64_t row = 0;               // the reductions' rows: the elements reduced into one result
 };
 
 struct Code;

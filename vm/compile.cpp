@@ -9,9 +9,10 @@
 //   later equation reads one of its values or an elementwise one of another
 //   shape comes (the equations in between read nothing of it, so they may
 //   run first); a kernel writes only the values read outside it;
-// - a reduction of one of a kernel's values over all its elements joins
-//   the kernel (sum(x * x) is one pass); its result is ready when the
-//   kernel has run, so an equation reading it closes the kernel first;
+// - a reduction of one of a kernel's values over its trailing axes (all of
+//   them, or the last ones: a row's sum) joins the kernel (sum(x * x) is
+//   one pass); its result is ready when the kernel has run, so an equation
+//   reading it closes the kernel first;
 // - a construct lowers as the construct table says (ir::Lowering): its
 //   sub-programs compiled and run by an instruction of its kind, or its eager
 //   rule called; every other primitive calls its eager rule.
@@ -106,6 +107,7 @@ class Compiler {
         break;
       }
     if (folds_into_group(eq)) {
+      group_.row = *reduced_row(eq);
       group_.reductions.push_back(i);
       group_.reduced.insert(eq.outputs[0]);
       return;
@@ -224,18 +226,37 @@ class Compiler {
     nx::Shape shape;
     std::vector<std::size_t> members;
     std::unordered_set<int> values;
-    std::vector<std::size_t> reductions;  // equations reducing a member's value over all its elements
+    std::vector<std::size_t> reductions;  // equations reducing members' values over their trailing axes
     std::unordered_set<int> reduced;      // their results
+    std::int64_t row = 0;                 // the elements each result of theirs reduces
   };
 
-  // A reduction over all the elements of a value the open kernel computes,
-  // of its dtype, that the kernels fold in pieces.
-  bool folds_into_group(const ir::Equation& eq) const {
-    if (eq.kind != ir::OpKind::primitive || family_of(eq) != Family::reduce || eq.params.axes.empty()) return false;
-    if (group_.reductions.size() == MapKernel::max_reductions || !group_.values.count(eq.inputs[0])) return false;
+  // The elements of a row `eq` reduces when it reduces the trailing axes of
+  // its operand (all of them, or some), of the operand's dtype, with pieces
+  // in the kernel table; else nothing.
+  std::optional<std::int64_t> reduced_row(const ir::Equation& eq) const {
+    if (eq.kind != ir::OpKind::primitive || family_of(eq) != Family::reduce || eq.params.axes.empty()) return {};
     const ir::TensorType &in = type(eq.inputs[0]), &out = type(eq.outputs[0]);
-    return out.shape.empty() && out.dtype == in.dtype &&
-           kernels::table().reduce_pieces[int(eq.prim)][int(in.dtype)].add != nullptr;
+    if (out.dtype != in.dtype || !kernels::table().reduce_pieces[int(eq.prim)][int(in.dtype)].add) return {};
+    std::vector<std::int64_t> axes(eq.params.axes.begin(), eq.params.axes.end());
+    std::sort(axes.begin(), axes.end());
+    const std::int64_t kept = std::int64_t(in.shape.size()) - std::int64_t(axes.size());
+    std::int64_t row = 1;
+    for (std::size_t k = 0; k < axes.size(); ++k) {
+      if (axes[k] != kept + std::int64_t(k)) return {};
+      row *= in.shape[std::size_t(axes[k])];
+    }
+    return row;
+  }
+
+  // A reduction of a value the open kernel computes, over its trailing
+  // axes, in rows of the length of the kernel's other reductions.
+  bool folds_into_group(const ir::Equation& eq) const {
+    if (group_.reductions.size() == MapKernel::max_reductions || eq.inputs.empty() ||
+        !group_.values.count(eq.inputs[0]))
+      return false;
+    const std::optional<std::int64_t> row = reduced_row(eq);
+    return row && (group_.reductions.empty() || *row == group_.row);
   }
 
   bool joins_group(const ir::Equation& eq) const {
@@ -303,6 +324,7 @@ class Compiler {
     std::vector<std::size_t> reductions;
     reductions.swap(group_.reductions);
     group_.reduced.clear();
+    const std::int64_t group_row = group_.row;
     if (members.empty()) return;
     if (members.size() == 1 && reductions.empty())
       return emit_equation(p_.equations[members[0]]);  // eager's own loop is as good
@@ -341,8 +363,9 @@ class Compiler {
     for (std::size_t i : reductions) {
       const ir::Equation& eq = p_.equations[i];
       const int v = eq.inputs[0];
-      m.reductions.push_back({eq.prim, slot_of.at(v), home(eq.outputs[0]),
+      m.reductions.push_back({eq.prim, slot_of.at(v), home(eq.outputs[0]), type(eq.outputs[0]).shape,
                               kernels::table().reduce_pieces[int(eq.prim)][int(type(v).dtype)]});
+      m.row = group_row;
     }
     code_.maps.push_back(std::move(m));
     emit_indexed(Op::map, code_.maps.size());

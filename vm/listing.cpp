@@ -72,8 +72,11 @@ std::string map_text(const MapKernel& m) {
       out += "  ; in place of " + slot_name(m, donor);
     out += '\n';
   }
-  for (const MapKernel::Reduction& r : m.reductions)
-    out += "  " + reg(r.out) + " = " + std::string(nx::ops::info(r.prim).name) + " " + slot_name(m, r.slot) + '\n';
+  for (const MapKernel::Reduction& r : m.reductions) {
+    out += "  " + reg(r.out) + " = " + std::string(nx::ops::info(r.prim).name) + " " + slot_name(m, r.slot);
+    if (!r.shape.empty()) out += "  ; rows of " + std::to_string(m.row);
+    out += '\n';
+  }
   return out;
 }
 

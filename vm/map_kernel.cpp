@@ -5,10 +5,11 @@
 // run on oneTBB above the eager kernels' grain, in chunks fixed by the
 // size alone.
 //
-// A kernel's reductions fold each block of the values they reduce as soon
-// as it is computed, in the eager reduction's segments (one state per
-// segment), and combine the segments' results as eager does: the same bits,
-// one pass.
+// A kernel's reductions reduce rows of its values (all of them, or the
+// trailing axes), folding each block as soon as it is computed, in the
+// eager reduction's segments (one state per segment; rows that fit a block
+// in one piece), and combine the segments' results as eager does: the same
+// bits, one pass.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -52,89 +53,175 @@ struct alignas(64) ReduceState {
   unsigned char bytes[nx::ops::kernels::reduce_state_bytes];
 };
 
-// Blocks [first, last), each folded into the reductions' states after its
-// steps.
-void run_blocks(const MapKernel& m, const Places& at, std::int64_t first, std::int64_t last,
-                ReduceState* states = nullptr) {
-  thread_local std::vector<unsigned char> buffer;
-  if (buffer.size() < at.temp_bytes + align) buffer.resize(at.temp_bytes + align);
-  unsigned char* temps = buffer.data() + (align - reinterpret_cast<std::uintptr_t>(buffer.data()) % align) % align;
-  for (std::int64_t b = first; b < last; ++b) {
-    const std::int64_t begin = b * block, n = std::min(block, m.size - begin);
-    auto ptr = [&](std::int32_t k) -> void* {
-      const Place& p = at.slots[std::size_t(k)];
-      if (p.temp >= 0) return temps + p.temp;
-      return p.base + begin * p.stride * std::int64_t(p.size);
-    };
-    auto stride = [&](std::int32_t k) {
-      const Place& p = at.slots[std::size_t(k)];
-      return p.temp >= 0 ? 1 : p.stride;
-    };
-    for (const MapKernel::Step& s : m.steps) {
-      switch (s.family) {
-        case nx::ops::Family::binary:
-          s.row.binary(n, ptr(s.in[0]), stride(s.in[0]), ptr(s.in[1]), stride(s.in[1]), ptr(s.out));
-          break;
-        case nx::ops::Family::select:
-          s.row.select(n, ptr(s.in[0]), stride(s.in[0]), ptr(s.in[1]), stride(s.in[1]), ptr(s.in[2]),
-                       stride(s.in[2]), ptr(s.out));
-          break;
-        default: s.row.unary(n, ptr(s.in[0]), stride(s.in[0]), ptr(s.out)); break;
-      }
-    }
-    for (std::size_t r = 0; r < m.reductions.size(); ++r)
-      m.reductions[r].pieces.add(n, ptr(m.reductions[r].slot), states[r].bytes);
-  }
-}
-
 // A reduction's result (of up to 16 bytes: complex128).
 struct Partial {
   alignas(16) unsigned char bytes[16];
 };
 
-// The kernel run segment by segment, each segment's reductions finished
-// into partial results, which are then reduced as the eager rule does.
-void run_reducing(const MapKernel& m, const Places& at, Frame& f) {
-  const std::int64_t blocks = (m.size + block - 1) / block, per = nx::ops::reduce_segment / block;
-  const std::int64_t segments = std::max<std::int64_t>(1, (blocks + per - 1) / per);
-  const std::size_t count = m.reductions.size();
-  boost::container::small_vector<Partial, MapKernel::max_reductions> partial(std::size_t(segments) * count);
-  auto segment = [&](std::int64_t s) {
-    ReduceState states[MapKernel::max_reductions];
-    for (std::size_t r = 0; r < count; ++r) m.reductions[r].pieces.start(states[r].bytes);
-    run_blocks(m, at, s * per, std::min(blocks, (s + 1) * per), states);
-    for (std::size_t r = 0; r < count; ++r)
-      m.reductions[r].pieces.finish(states[r].bytes, partial[std::size_t(s) * count + r].bytes);
-  };
-  if (m.size >= nx::ops::parallel_grain)
-    tbb::parallel_for(
-        tbb::blocked_range<std::int64_t>(0, segments, 1),
-        [&](const tbb::blocked_range<std::int64_t>& r) {
-          for (std::int64_t s = r.begin(); s < r.end(); ++s) segment(s);
-        },
-        tbb::simple_partitioner());
-  else
-    for (std::int64_t s = 0; s < segments; ++s) segment(s);
-  for (std::size_t r = 0; r < count; ++r) {
-    const MapKernel::Reduction& reduction = m.reductions[r];
-    const nx::DType dtype = m.slots[std::size_t(reduction.slot)].dtype;
-    const std::size_t size = nx::size_of(dtype);
-    Partial result = partial[r];
-    if (segments > 1) {
-      boost::container::small_vector<unsigned char, 256> row(std::size_t(segments) * size);
-      for (std::int64_t s = 0; s < segments; ++s)
-        std::memcpy(row.data() + std::size_t(s) * size, partial[std::size_t(s) * count + r].bytes, size);
-      nx::ops::reduce_row(reduction.prim, dtype, dtype, segments,
-                          reinterpret_cast<const char*>(row.data()), reinterpret_cast<char*>(result.bytes));
-    }
-    if (reduction.out.scalar) {
-      std::memcpy(f.scalars[std::size_t(reduction.out.index)].bytes, result.bytes, size);
-    } else {
-      nx::Tensor& out = f.tensors[std::size_t(reduction.out.index)];
-      out = nx::ops::make_tensor(dtype, {});
-      std::memcpy(nx::ops::base_address(*out.impl()), result.bytes, size);
+// The kernel's blocks on one thread: its steps computed on elements
+// [begin, begin + n), n <= block, the temporaries in the thread's buffers.
+class Blocks {
+ public:
+  Blocks(const MapKernel& m, const Places& at) : m_(m), at_(at) {
+    thread_local std::vector<unsigned char> buffer;
+    if (buffer.size() < at.temp_bytes + align) buffer.resize(at.temp_bytes + align);
+    temps_ = buffer.data() + (align - reinterpret_cast<std::uintptr_t>(buffer.data()) % align) % align;
+  }
+
+  // Where slot k's elements of the block from `begin` are.
+  char* ptr(std::int32_t k, std::int64_t begin) const {
+    const Place& p = at_.slots[std::size_t(k)];
+    if (p.temp >= 0) return reinterpret_cast<char*>(temps_ + p.temp);
+    return p.base + begin * p.stride * std::int64_t(p.size);
+  }
+
+  void compute(std::int64_t begin, std::int64_t n) const {
+    auto stride = [&](std::int32_t k) {
+      const Place& p = at_.slots[std::size_t(k)];
+      return p.temp >= 0 ? 1 : p.stride;
+    };
+    for (const MapKernel::Step& s : m_.steps) {
+      switch (s.family) {
+        case nx::ops::Family::binary:
+          s.row.binary(n, ptr(s.in[0], begin), stride(s.in[0]), ptr(s.in[1], begin), stride(s.in[1]),
+                       ptr(s.out, begin));
+          break;
+        case nx::ops::Family::select:
+          s.row.select(n, ptr(s.in[0], begin), stride(s.in[0]), ptr(s.in[1], begin), stride(s.in[1]),
+                       ptr(s.in[2], begin), stride(s.in[2]), ptr(s.out, begin));
+          break;
+        default: s.row.unary(n, ptr(s.in[0], begin), stride(s.in[0]), ptr(s.out, begin)); break;
+      }
     }
   }
+
+  // Blocks [first, last) of the elements.
+  void run(std::int64_t first, std::int64_t last) const {
+    for (std::int64_t b = first; b < last; ++b) compute(b * block, std::min(block, m_.size - b * block));
+  }
+
+  // Elements [begin, end) of one reduced row, a segment of it at most,
+  // computed and folded into the reductions' states.
+  void fold(std::int64_t begin, std::int64_t end, ReduceState* states) const {
+    for (std::int64_t at = begin; at < end; at += block) {
+      const std::int64_t n = std::min(block, end - at);
+      compute(at, n);
+      for (std::size_t r = 0; r < m_.reductions.size(); ++r)
+        m_.reductions[r].pieces.add(n, ptr(m_.reductions[r].slot, at), states[r].bytes);
+    }
+  }
+
+ private:
+  const MapKernel& m_;
+  const Places& at_;
+  unsigned char* temps_;
+};
+
+// Where each reduction's results go, and their size.
+struct Results {
+  char* at[MapKernel::max_reductions];
+  std::size_t size[MapKernel::max_reductions];
+};
+
+// One reduced row [begin, begin + row): in the eager reduction's segments,
+// each folded block by block, then the segments' results as eager reduces
+// them; result r written at results.at[r] + index * size.
+void reduce_row(const MapKernel& m, const Blocks& blocks, std::int64_t begin, std::int64_t row, std::int64_t index,
+                const Results& results) {
+  const std::size_t count = m.reductions.size();
+  const std::int64_t segments = std::max<std::int64_t>(1, (row + nx::ops::reduce_segment - 1) / nx::ops::reduce_segment);
+  boost::container::small_vector<Partial, MapKernel::max_reductions> partial(std::size_t(segments) * count);
+  for (std::int64_t s = 0; s < segments; ++s) {
+    ReduceState states[MapKernel::max_reductions];
+    for (std::size_t r = 0; r < count; ++r) m.reductions[r].pieces.start(states[r].bytes);
+    const std::int64_t from = begin + s * nx::ops::reduce_segment;
+    blocks.fold(from, std::min(begin + row, from + nx::ops::reduce_segment), states);
+    for (std::size_t r = 0; r < count; ++r)
+      m.reductions[r].pieces.finish(states[r].bytes, partial[std::size_t(s) * count + r].bytes);
+  }
+  for (std::size_t r = 0; r < count; ++r) {
+    char* out = results.at[r] + std::size_t(index) * results.size[r];
+    if (segments == 1) {
+      std::memcpy(out, partial[r].bytes, results.size[r]);
+      continue;
+    }
+    boost::container::small_vector<unsigned char, 256> firsts(std::size_t(segments) * results.size[r]);
+    for (std::int64_t s = 0; s < segments; ++s)
+      std::memcpy(firsts.data() + std::size_t(s) * results.size[r], partial[std::size_t(s) * count + r].bytes,
+                  results.size[r]);
+    const nx::DType dtype = m.slots[std::size_t(m.reductions[r].slot)].dtype;
+    nx::ops::reduce_row(m.reductions[r].prim, dtype, dtype, segments, reinterpret_cast<const char*>(firsts.data()),
+                        out);
+  }
+}
+
+// Rows [first, last) that fit a block, several to a block: each computed
+// once, then each row reduced in one piece.
+void reduce_short_rows(const MapKernel& m, const Blocks& blocks, std::int64_t first, std::int64_t last,
+                       const Results& results) {
+  const std::int64_t row = m.row, per_block = block / row;
+  for (std::int64_t r0 = first; r0 < last; r0 += per_block) {
+    const std::int64_t k = std::min(per_block, last - r0), begin = r0 * row;
+    blocks.compute(begin, k * row);
+    for (std::size_t r = 0; r < m.reductions.size(); ++r) {
+      const MapKernel::Reduction& reduction = m.reductions[r];
+      const char* in = blocks.ptr(reduction.slot, begin);
+      const std::size_t in_row = std::size_t(row) * results.size[r];
+      for (std::int64_t j = 0; j < k; ++j) {
+        ReduceState state;
+        reduction.pieces.start(state.bytes);
+        reduction.pieces.add(row, in + std::size_t(j) * in_row, state.bytes);
+        reduction.pieces.finish(state.bytes, results.at[r] + std::size_t(r0 + j) * results.size[r]);
+      }
+    }
+  }
+}
+
+// The kernel with its reductions: each result reduces a row of m.row
+// elements (all of them for a 0-d result), in the eager reduction's order.
+// One row runs its segments on oneTBB, several rows run rows.
+void run_reducing(const MapKernel& m, const Places& at, const Results& results) {
+  const std::int64_t rows = nx::numel(m.reductions[0].shape), row = m.row;
+  const bool parallel = m.size >= nx::ops::parallel_grain;
+  if (rows == 1) {
+    if (!parallel) return reduce_row(m, Blocks(m, at), 0, row, 0, results);
+    // (the segments in parallel, then their results in order, as reduce_row)
+    const std::int64_t segments = (row + nx::ops::reduce_segment - 1) / nx::ops::reduce_segment;
+    const std::size_t count = m.reductions.size();
+    std::vector<Partial> partial(std::size_t(segments) * count);
+    Results parts;
+    std::vector<std::vector<unsigned char>> firsts(count);
+    for (std::size_t r = 0; r < count; ++r) {
+      firsts[r].resize(std::size_t(segments) * results.size[r]);
+      parts.at[r] = reinterpret_cast<char*>(firsts[r].data());
+      parts.size[r] = results.size[r];
+    }
+    tbb::parallel_for(
+        tbb::blocked_range<std::int64_t>(0, segments, 1),
+        [&](const tbb::blocked_range<std::int64_t>& range) {
+          const Blocks blocks(m, at);
+          for (std::int64_t s = range.begin(); s < range.end(); ++s) {
+            const std::int64_t from = s * nx::ops::reduce_segment;
+            reduce_row(m, blocks, from, std::min(row - from, nx::ops::reduce_segment), s, parts);
+          }
+        },
+        tbb::simple_partitioner());
+    for (std::size_t r = 0; r < count; ++r) {
+      const nx::DType dtype = m.slots[std::size_t(m.reductions[r].slot)].dtype;
+      nx::ops::reduce_row(m.reductions[r].prim, dtype, dtype, segments, parts.at[r], results.at[r]);
+    }
+    return;
+  }
+  auto some_rows = [&](std::int64_t first, std::int64_t last) {
+    const Blocks blocks(m, at);
+    if (row > 0 && row <= block) return reduce_short_rows(m, blocks, first, last, results);
+    for (std::int64_t r = first; r < last; ++r) reduce_row(m, blocks, r * row, row, r, results);
+  };
+  if (!parallel) return some_rows(0, rows);
+  tbb::parallel_for(
+      tbb::blocked_range<std::int64_t>(0, rows, std::max<std::int64_t>(1, nx::ops::chunk_elements / row)),
+      [&](const tbb::blocked_range<std::int64_t>& range) { some_rows(range.begin(), range.end()); },
+      tbb::simple_partitioner());
 }
 
 }  // namespace
@@ -177,12 +264,27 @@ void run_map(const MapKernel& m, Frame& f) {
     }
     at.slots.push_back({base, stride, temp, nx::size_of(slot.dtype)});
   }
-  if (!m.reductions.empty()) return run_reducing(m, at, f);
+  if (!m.reductions.empty()) {
+    Results results;
+    for (std::size_t r = 0; r < m.reductions.size(); ++r) {
+      const MapKernel::Reduction& reduction = m.reductions[r];
+      const nx::DType dtype = m.slots[std::size_t(reduction.slot)].dtype;
+      results.size[r] = nx::size_of(dtype);
+      if (reduction.out.scalar) {
+        results.at[r] = reinterpret_cast<char*>(f.scalars[std::size_t(reduction.out.index)].bytes);
+      } else {
+        nx::Tensor& out = f.tensors[std::size_t(reduction.out.index)];
+        out = nx::ops::make_tensor(dtype, reduction.shape);
+        results.at[r] = nx::ops::base_address(*out.impl());
+      }
+    }
+    return run_reducing(m, at, results);
+  }
   const std::int64_t blocks = (m.size + block - 1) / block;
-  if (m.size < nx::ops::parallel_grain) return run_blocks(m, at, 0, blocks);
+  if (m.size < nx::ops::parallel_grain) return Blocks(m, at).run(0, blocks);
   tbb::parallel_for(
       tbb::blocked_range<std::int64_t>(0, blocks, nx::ops::chunk_elements / block),
-      [&](const tbb::blocked_range<std::int64_t>& r) { run_blocks(m, at, r.begin(), r.end()); },
+      [&](const tbb::blocked_range<std::int64_t>& r) { Blocks(m, at).run(r.begin(), r.end()); },
       tbb::simple_partitioner());
 }
 
