@@ -186,6 +186,34 @@ TEST_CASE("a reduction of a map kernel's value over all its elements is folded i
   same_on_both(*compiled([](const Tensor& x) { return nx::sum(x * 2., {1}); }, empty_rows), {empty_rows});
 }
 
+TEST_CASE("an operand repeated along the kernel's leading axes (a bias on each row) joins the kernel") {
+  auto layer = [](const Tensor& x, const Tensor& b, const Tensor& c) {
+    Tensor h = nx::tanh(x * 2. + b) * c;
+    return std::pair{h, nx::sum(h * b, {1})};
+  };
+  const std::string text = listing(layer, nx::zeros(nx::float32, {4, 3}), nx::zeros(nx::float32, {3}),
+                                   nx::zeros(nx::float32, {1, 3}));
+  INFO(text);
+  CHECK(count(text, "= map ") == 1);
+  CHECK(count(text, "steps, rows of 3") == 1);
+  CHECK(count(text, "  call ") == 0);
+  for (nx::DType dtype : {nx::float32, nx::float64})
+    for (auto [n_rows, row] : {std::pair{4, 3}, {128, 256}, {300, 10}, {3, 1500}, {70, 2500}, {1, 64}}) {
+      INFO(nx::name(dtype) << " [" << n_rows << ", " << row << "]");
+      const Tensor x = nx::reshape(nx::linspace(dtype, -2., 2., n_rows * row), {n_rows, row});
+      const Tensor b = nx::linspace(dtype, -1., 1., row), c = nx::reshape(nx::linspace(dtype, 0.5, 1.5, row), {1, row});
+      auto code = compiled(layer, x, b, c);
+      same_on_both(*code, {x, b, c});
+      tbb::global_control one(tbb::global_control::max_allowed_parallelism, 1);
+      same_on_both(*code, {x, b, c});
+    }
+  // Rows of two lengths, or a row with a reduction of all the elements, do not share a kernel.
+  auto two = [](const Tensor& x, const Tensor& b) { return nx::sum(x + b) + nx::sum(nx::reshape(x, {6, 2}) * 2., {1}); };
+  const Tensor x = nx::ones(nx::float64, {4, 3}), b = nx::ones(nx::float64, {3});
+  same_on_both(*compiled(two, x, b), {x, b});
+  CHECK(count(listing(two, x, b), " = reduce_sum t") == 1);
+}
+
 TEST_CASE("a map kernel writes its result in place of an operand that dies there, when nothing else holds it") {
   auto f = [](const Tensor& a) { return nx::exp(nx::matmul(a, a)) * 2. + 1.; };
   const Tensor a = nx::reshape(nx::linspace(nx::float64, -1., 1., 16), {4, 4});

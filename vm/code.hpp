@@ -67,6 +67,7 @@ struct MapKernel {
   enum class Source : std::uint8_t {
     tensor,    // t[reg], of the kernel's shape (made C-order when it is not)
     element,   // t[reg], one element, broadcast
+    rows,      // t[reg], of the kernel's trailing axes: one row, repeated along the leading ones
     scalar,    // s[reg], broadcast
     computed,  // a step's result: kept in a block buffer, or written to t[reg]
   };
@@ -103,7 +104,10 @@ struct MapKernel {
   std::vector<Slot> slots;
   std::vector<Step> steps;
   std::vector<Reduction> reductions;  // at most max_reductions
-  std::int64_t row = 0;               // the reductions' rows: the elements reduced into one result
+  // The length of the rows the kernel runs in (0: none): its rows operands'
+  // and the elements each result of its reductions reduces. Its blocks
+  // never cross a row boundary: whole rows, or parts of one row.
+  std::int64_t row = 0;
 };
 
 struct Code;

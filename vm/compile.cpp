@@ -115,8 +115,9 @@ class Compiler {
     if (elementwise(eq) && scalar_operation(eq)) return emit_scalar(eq);
     if (elementwise(eq) && !home(eq.outputs[0]).scalar && has_row(eq)) {
       if (!group_.members.empty() && group_.shape != type(eq.outputs[0]).shape) close_group();
-      if (joins_group(eq)) {
+      if (const std::optional<std::int64_t> row = joins_group(eq)) {
         if (group_.members.empty()) group_.shape = type(eq.outputs[0]).shape;
+        group_.row = *row;
         group_.members.push_back(i);
         group_.values.insert(eq.outputs[0]);
         return;
@@ -228,8 +229,21 @@ class Compiler {
     std::unordered_set<int> values;
     std::vector<std::size_t> reductions;  // equations reducing members' values over their trailing axes
     std::unordered_set<int> reduced;      // their results
-    std::int64_t row = 0;                 // the elements each result of theirs reduces
+    std::int64_t row = 0;                 // the kernel's rows (MapKernel::row), 0 while it has none
   };
+
+  // The length of the rows an operand of shape `operand` repeats along a
+  // kernel of shape `kernel`: its axes, past leading 1s, are the kernel's
+  // trailing ones (a bias added to each row of a matrix). 0 when it is not
+  // such a row.
+  static std::int64_t row_of_operand(const nx::Shape& operand, const nx::Shape& kernel) {
+    std::size_t lead = 0;
+    while (lead < operand.size() && operand[lead] == 1) ++lead;
+    const std::size_t rank = operand.size() - lead;
+    if (rank == 0 || rank >= kernel.size() || !std::equal(operand.begin() + long(lead), operand.end(), kernel.end() - long(rank)))
+      return 0;
+    return nx::numel(operand) > 1 ? nx::numel(operand) : 0;
+  }
 
   // The elements of a row `eq` reduces when it reduces the trailing axes of
   // its operand (all of them, or some), of the operand's dtype, with pieces
@@ -256,16 +270,24 @@ class Compiler {
         !group_.values.count(eq.inputs[0]))
       return false;
     const std::optional<std::int64_t> row = reduced_row(eq);
-    return row && (group_.reductions.empty() || *row == group_.row);
+    return row && (group_.row == 0 || *row == group_.row);
   }
 
-  bool joins_group(const ir::Equation& eq) const {
+  // The kernel's rows once eq joins it (0: none), or nothing when it cannot:
+  // its operands are the kernel's values, scalars, tensors of its shape,
+  // single elements, or rows of one length.
+  std::optional<std::int64_t> joins_group(const ir::Equation& eq) const {
     const nx::Shape& shape = type(eq.outputs[0]).shape;
+    std::int64_t row = group_.members.empty() ? 0 : group_.row;
     for (int v : eq.inputs) {
       if (group_.values.count(v) || home(v).scalar) continue;
-      if (type(v).shape != shape && nx::numel(type(v).shape) != 1) return false;
+      const nx::Shape& operand = type(v).shape;
+      if (operand == shape || nx::numel(operand) == 1) continue;
+      const std::int64_t n = row_of_operand(operand, shape);
+      if (n == 0 || (row != 0 && n != row)) return std::nullopt;
+      row = n;
     }
-    return true;
+    return row;
   }
 
   // Closes the kernel because a reduction's result is read, keeping out of
@@ -312,6 +334,10 @@ class Compiler {
     group_.members = std::move(members);
     close_group();
     group_.shape = shape;
+    for (std::size_t i : deferred)
+      for (int v : p_.equations[i].inputs)
+        if (!deferred_values.count(v) && !home(v).scalar)
+          if (const std::int64_t n = row_of_operand(type(v).shape, shape)) group_.row = n;
     group_.members = std::move(deferred);
     group_.values = std::move(deferred_values);
   }
@@ -325,6 +351,7 @@ class Compiler {
     reductions.swap(group_.reductions);
     group_.reduced.clear();
     const std::int64_t group_row = group_.row;
+    group_.row = 0;
     if (members.empty()) return;
     if (members.size() == 1 && reductions.empty())
       return emit_equation(p_.equations[members[0]]);  // eager's own loop is as good
@@ -340,9 +367,10 @@ class Compiler {
       MapKernel::Slot s;
       s.dtype = type(v).dtype;
       s.reg = home(v).index;
-      s.source = home(v).scalar               ? MapKernel::Source::scalar
-                 : type(v).shape == m.shape   ? MapKernel::Source::tensor
-                                              : MapKernel::Source::element;
+      s.source = home(v).scalar                         ? MapKernel::Source::scalar
+                 : type(v).shape == m.shape             ? MapKernel::Source::tensor
+                 : nx::numel(type(v).shape) == 1        ? MapKernel::Source::element
+                                                        : MapKernel::Source::rows;
       m.slots.push_back(s);
       return slot_of[v] = std::int32_t(m.slots.size() - 1);
     };
@@ -365,8 +393,8 @@ class Compiler {
       const int v = eq.inputs[0];
       m.reductions.push_back({eq.prim, slot_of.at(v), home(eq.outputs[0]), type(eq.outputs[0]).shape,
                               kernels::table().reduce_pieces[int(eq.prim)][int(type(v).dtype)]});
-      m.row = group_row;
     }
+    m.row = group_row;
     code_.maps.push_back(std::move(m));
     emit_indexed(Op::map, code_.maps.size());
   }

@@ -54,7 +54,8 @@ std::string slot_name(const MapKernel& m, std::int32_t k) {
   switch (s.source) {
     case MapKernel::Source::scalar: return sreg(s.reg);
     case MapKernel::Source::tensor:
-    case MapKernel::Source::element: return treg(s.reg);
+    case MapKernel::Source::element:
+    case MapKernel::Source::rows: return treg(s.reg);
     case MapKernel::Source::computed: return s.reg >= 0 ? treg(s.reg) : std::string("m").append(std::to_string(k));
   }
   return "";
@@ -171,8 +172,10 @@ std::string listing(const Code& code) {
   }
   for (std::size_t k = 0; k < code.maps.size(); ++k) {
     const MapKernel& m = code.maps[k];
+    const bool rows = std::any_of(m.slots.begin(), m.slots.end(),
+                                  [](const MapKernel::Slot& s) { return s.source == MapKernel::Source::rows; });
     out += "map " + std::to_string(k) + ": " + nx::to_string(m.shape) + ", " + std::to_string(m.steps.size()) +
-           " steps\n" + map_text(m);
+           " steps" + (rows ? ", rows of " + std::to_string(m.row) : "") + "\n" + map_text(m);
   }
   for (std::size_t k = 0; k < code.scans.size(); ++k) {
     const ScanOp& s = code.scans[k];

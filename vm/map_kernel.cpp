@@ -34,13 +34,19 @@ constexpr std::size_t align = 64;
 static_assert(block % nx::ops::kernels::reduce_piece == 0 && nx::ops::reduce_segment % block == 0,
               "a reduction's pieces are whole blocks, its segments too");
 
-// Where a slot's elements are: a base address and a stride of 0
-// (broadcast) or 1, or an offset in a block buffer (temporaries).
+// Where a slot's elements of a block are.
 struct Place {
-  char* base;
-  std::int64_t stride;
-  std::int64_t temp;  // the offset in the block buffer, -1 for the others
-  std::size_t size;   // of an element
+  enum class Kind : std::uint8_t {
+    memory,     // base + begin * stride (a stride of 0 broadcasts one element)
+    temporary,  // at `offset` in the thread's block buffers
+    repeated,   // at base, for every block: a row repeated over a block of whole rows
+    row,        // base + begin % row: a block within one row
+  };
+  Kind kind = Kind::memory;
+  char* base = nullptr;
+  std::int64_t stride = 1;
+  std::size_t offset = 0;
+  std::size_t size = 0;  // of an element
 };
 // (a kernel of up to 32 slots places them without allocating)
 struct Places {
@@ -71,15 +77,16 @@ class Blocks {
   // Where slot k's elements of the block from `begin` are.
   char* ptr(std::int32_t k, std::int64_t begin) const {
     const Place& p = at_.slots[std::size_t(k)];
-    if (p.temp >= 0) return reinterpret_cast<char*>(temps_ + p.temp);
-    return p.base + begin * p.stride * std::int64_t(p.size);
+    switch (p.kind) {
+      case Place::Kind::temporary: return reinterpret_cast<char*>(temps_ + p.offset);
+      case Place::Kind::repeated: return p.base;
+      case Place::Kind::row: return p.base + (begin % m_.row) * std::int64_t(p.size);
+      default: return p.base + begin * p.stride * std::int64_t(p.size);
+    }
   }
 
   void compute(std::int64_t begin, std::int64_t n) const {
-    auto stride = [&](std::int32_t k) {
-      const Place& p = at_.slots[std::size_t(k)];
-      return p.temp >= 0 ? 1 : p.stride;
-    };
+    auto stride = [&](std::int32_t k) { return at_.slots[std::size_t(k)].stride; };
     for (const MapKernel::Step& s : m_.steps) {
       switch (s.family) {
         case nx::ops::Family::binary:
@@ -98,6 +105,19 @@ class Blocks {
   // Blocks [first, last) of the elements.
   void run(std::int64_t first, std::int64_t last) const {
     for (std::int64_t b = first; b < last; ++b) compute(b * block, std::min(block, m_.size - b * block));
+  }
+
+  // Rows [first, last) of a kernel in rows: several to a block when they
+  // fit one, else each in blocks from its start.
+  void run_rows(std::int64_t first, std::int64_t last) const {
+    const std::int64_t row = m_.row;
+    if (row <= block) {
+      for (std::int64_t r = first; r < last; r += block / row)
+        compute(r * row, std::min(block / row, last - r) * row);
+      return;
+    }
+    for (std::int64_t r = first; r < last; ++r)
+      for (std::int64_t at = 0; at < row; at += block) compute(r * row + at, std::min(block, row - at));
   }
 
   // Elements [begin, end) of one reduced row, a segment of it at most,
@@ -226,43 +246,76 @@ void run_reducing(const MapKernel& m, const Places& at, const Results& results) 
 
 }  // namespace
 
+// The kernel's rows operands repeated over a block of whole rows, in the
+// calling thread's buffer (read by every block, on every thread, while the
+// kernel runs): one block's bytes per operand, from `rows_buffer(bytes)`.
+std::size_t block_bytes(std::size_t element) { return (std::size_t(block) * element + align - 1) / align * align; }
+
+char* rows_buffer(std::size_t bytes) {
+  thread_local std::vector<unsigned char> buffer;
+  if (buffer.size() < bytes + align) buffer.resize(bytes + align);
+  return reinterpret_cast<char*>(buffer.data()) + (align - reinterpret_cast<std::uintptr_t>(buffer.data()) % align) % align;
+}
+
 void run_map(const MapKernel& m, Frame& f) {
   using Source = MapKernel::Source;
+  using Kind = Place::Kind;
   boost::container::small_vector<nx::Tensor, 4> held;  // C-order copies of strided inputs
+  auto in_order = [&](const nx::Tensor& t) {
+    if (nx::ops::is_contiguous(*t.impl())) return nx::ops::base_address(*t.impl());
+    held.push_back(nx::ops::contiguous(t));
+    return nx::ops::base_address(*held.back().impl());
+  };
   Places at;
+  char* repeated = nullptr;  // the next rows operand's block, when rows fit a block
+  if (m.row > 0 && m.row <= block) {
+    std::size_t bytes = 0;
+    for (const MapKernel::Slot& slot : m.slots)
+      if (slot.source == Source::rows) bytes += block_bytes(nx::size_of(slot.dtype));
+    repeated = rows_buffer(bytes);
+  }
   for (const MapKernel::Slot& slot : m.slots) {
-    char* base = nullptr;
-    std::int64_t stride = 1, temp = -1;
+    Place place;
+    place.size = nx::size_of(slot.dtype);
     switch (slot.source) {
-      case Source::tensor: {
-        const nx::Tensor& t = f.tensors[std::size_t(slot.reg)];
-        const bool in_order = nx::ops::is_contiguous(*t.impl());
-        if (!in_order) held.push_back(nx::ops::contiguous(t));
-        base = nx::ops::base_address(in_order ? *t.impl() : *held.back().impl());
-        break;
-      }
+      case Source::tensor: place.base = in_order(f.tensors[std::size_t(slot.reg)]); break;
       case Source::element:
-        base = nx::ops::base_address(*f.tensors[std::size_t(slot.reg)].impl());
-        stride = 0;
+        place.base = nx::ops::base_address(*f.tensors[std::size_t(slot.reg)].impl());
+        place.stride = 0;
         break;
       case Source::scalar:
-        base = reinterpret_cast<char*>(f.scalars[std::size_t(slot.reg)].bytes);
-        stride = 0;
+        place.base = reinterpret_cast<char*>(f.scalars[std::size_t(slot.reg)].bytes);
+        place.stride = 0;
         break;
+      case Source::rows: {
+        char* row = in_order(f.tensors[std::size_t(slot.reg)]);
+        if (m.row <= block) {
+          const std::size_t row_bytes = std::size_t(m.row) * place.size;
+          for (std::int64_t k = 0; k < block / m.row; ++k) std::memcpy(repeated + std::size_t(k) * row_bytes, row, row_bytes);
+          place.kind = Kind::repeated;
+          place.base = repeated;
+          repeated += block_bytes(place.size);
+        } else {
+          place.kind = Kind::row;
+          place.base = row;
+        }
+        break;
+      }
       case Source::computed:
         if (slot.reg >= 0) {
           nx::Tensor& out = f.tensors[std::size_t(slot.reg)];
           nx::Tensor* donor = slot.donor >= 0 ? &f.tensors[std::size_t(m.slots[std::size_t(slot.donor)].reg)] : nullptr;
           if (donor && reusable(*donor)) out = std::move(*donor);  // (its place above reads the same buffer)
           else out = nx::ops::make_tensor(slot.dtype, m.shape);
-          base = nx::ops::base_address(*out.impl());
+          place.base = nx::ops::base_address(*out.impl());
         } else {
-          temp = std::int64_t(at.temp_bytes);
-          at.temp_bytes += (std::size_t(block) * nx::size_of(slot.dtype) + align - 1) / align * align;
+          place.kind = Kind::temporary;
+          place.offset = at.temp_bytes;
+          at.temp_bytes += block_bytes(place.size);
         }
         break;
     }
-    at.slots.push_back({base, stride, temp, nx::size_of(slot.dtype)});
+    at.slots.push_back(place);
   }
   if (!m.reductions.empty()) {
     Results results;
@@ -279,6 +332,15 @@ void run_map(const MapKernel& m, Frame& f) {
       }
     }
     return run_reducing(m, at, results);
+  }
+  if (m.row > 0) {
+    const std::int64_t rows = m.size / m.row;
+    if (m.size < nx::ops::parallel_grain) return Blocks(m, at).run_rows(0, rows);
+    tbb::parallel_for(
+        tbb::blocked_range<std::int64_t>(0, rows, std::max<std::int64_t>(1, nx::ops::chunk_elements / m.row)),
+        [&](const tbb::blocked_range<std::int64_t>& r) { Blocks(m, at).run_rows(r.begin(), r.end()); },
+        tbb::simple_partitioner());
+    return;
   }
   const std::int64_t blocks = (m.size + block - 1) / block;
   if (m.size < nx::ops::parallel_grain) return Blocks(m, at).run(0, blocks);

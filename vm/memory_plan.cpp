@@ -28,7 +28,7 @@ template <class Each> void tensors_read(const Code& code, const Instruction& in,
       break;
     case Op::map:
       for (const MapKernel::Slot& s : code.maps[std::size_t(in.aux)].slots)
-        if (s.source == MapKernel::Source::tensor || s.source == MapKernel::Source::element) each(s.reg);
+        if (s.source != MapKernel::Source::computed && s.source != MapKernel::Source::scalar) each(s.reg);
       break;
     case Op::scan: locations(code.scans[std::size_t(in.aux)].inputs); break;
     case Op::body:
