@@ -207,11 +207,34 @@ TEST_CASE("an operand repeated along the kernel's leading axes (a bias on each r
       tbb::global_control one(tbb::global_control::max_allowed_parallelism, 1);
       same_on_both(*code, {x, b, c});
     }
-  // Rows of two lengths, or a row with a reduction of all the elements, do not share a kernel.
-  auto two = [](const Tensor& x, const Tensor& b) { return nx::sum(x + b) + nx::sum(nx::reshape(x, {6, 2}) * 2., {1}); };
-  const Tensor x = nx::ones(nx::float64, {4, 3}), b = nx::ones(nx::float64, {3});
-  same_on_both(*compiled(two, x, b), {x, b});
-  CHECK(count(listing(two, x, b), " = reduce_sum t") == 1);
+  // A reduction of all the elements of a kernel in rows: blocks of whole rows fed to it in order,
+  // the bits of one pass (across the eager reduction's segments too).
+  auto total = [](const Tensor& x, const Tensor& b) { return nx::sum(nx::exp(x * 0.5 + b)); };
+  const std::string one_pass = listing(total, nx::ones(nx::float64, {4, 3}), nx::ones(nx::float64, {3}));
+  INFO(one_pass);
+  CHECK(count(one_pass, "steps, rows of 3") == 1);
+  CHECK(count(one_pass, " = reduce_sum t") == 0);
+  for (auto [n_rows, row] : {std::pair{4, 3}, {20000, 10}, {1200, 256}, {3, 1500}, {30, 4100}}) {
+    INFO("[" << n_rows << ", " << row << "]");
+    const Tensor x = nx::reshape(nx::linspace(nx::float64, -2., 2., n_rows * row), {n_rows, row});
+    const Tensor b = nx::linspace(nx::float64, -1., 1., row);
+    auto code = compiled(total, x, b);
+    same_on_both(*code, {x, b});
+    tbb::global_control one(tbb::global_control::max_allowed_parallelism, 1);
+    same_on_both(*code, {x, b});
+  }
+  auto per_matrix = [](const Tensor& x, const Tensor& b) { return nx::sum(x * b, {1, 2}); };
+  for (std::int64_t row : {1000, 3000}) {  // (results' rows longer than a segment, cut inside a block of rows)
+    const Tensor x = nx::reshape(nx::linspace(nx::float32, -2., 2., 3 * 40 * row), {3, 40, row});
+    const Tensor b = nx::linspace(nx::float32, -1., 1., row);
+    CHECK(count(listing(per_matrix, x, b), "; rows of " + std::to_string(40 * row)) == 1);
+    same_on_both(*compiled(per_matrix, x, b), {x, b});
+  }
+  // Rows of two lengths do not share a kernel.
+  auto two = [](const Tensor& x, const Tensor& b, const Tensor& c) { return nx::sum(x + b) + nx::sum(nx::reshape(x, {6, 2}) + c); };
+  const Tensor x = nx::ones(nx::float64, {4, 3}), b = nx::ones(nx::float64, {3}), c = nx::ones(nx::float64, {2});
+  same_on_both(*compiled(two, x, b, c), {x, b, c});
+  CHECK(count(listing(two, x, b, c), "= map ") == 2);
 }
 
 TEST_CASE("a map kernel writes its result in place of an operand that dies there, when nothing else holds it") {

@@ -104,10 +104,12 @@ struct MapKernel {
   std::vector<Slot> slots;
   std::vector<Step> steps;
   std::vector<Reduction> reductions;  // at most max_reductions
-  // The length of the rows the kernel runs in (0: none): its rows operands'
-  // and the elements each result of its reductions reduces. Its blocks
-  // never cross a row boundary: whole rows, or parts of one row.
+  // The length of the rows the kernel runs in (0: none), its rows
+  // operands': its blocks never cross a row boundary (whole rows, or parts
+  // of one row).
   std::int64_t row = 0;
+  // The elements each result of its reductions reduces (whole rows).
+  std::int64_t reduced = 0;
 };
 
 struct Code;

@@ -107,7 +107,7 @@ class Compiler {
         break;
       }
     if (folds_into_group(eq)) {
-      group_.row = *reduced_row(eq);
+      group_.reduction_row = *reduced_row(eq);
       group_.reductions.push_back(i);
       group_.reduced.insert(eq.outputs[0]);
       return;
@@ -230,6 +230,7 @@ class Compiler {
     std::vector<std::size_t> reductions;  // equations reducing members' values over their trailing axes
     std::unordered_set<int> reduced;      // their results
     std::int64_t row = 0;                 // the kernel's rows (MapKernel::row), 0 while it has none
+    std::int64_t reduction_row = 0;       // its reductions' rows (MapKernel::reduced)
   };
 
   // The length of the rows an operand of shape `operand` repeats along a
@@ -264,18 +265,20 @@ class Compiler {
   }
 
   // A reduction of a value the open kernel computes, over its trailing
-  // axes, in rows of the length of the kernel's other reductions.
+  // axes, in rows of the length of the kernel's other reductions, made of
+  // whole rows of the kernel.
   bool folds_into_group(const ir::Equation& eq) const {
     if (group_.reductions.size() == MapKernel::max_reductions || eq.inputs.empty() ||
         !group_.values.count(eq.inputs[0]))
       return false;
     const std::optional<std::int64_t> row = reduced_row(eq);
-    return row && (group_.row == 0 || *row == group_.row);
+    return row && (group_.reductions.empty() || *row == group_.reduction_row) && (group_.row == 0 || *row % group_.row == 0);
   }
 
   // The kernel's rows once eq joins it (0: none), or nothing when it cannot:
   // its operands are the kernel's values, scalars, tensors of its shape,
-  // single elements, or rows of one length.
+  // single elements, or rows of one length, of which its reductions' rows
+  // are made.
   std::optional<std::int64_t> joins_group(const ir::Equation& eq) const {
     const nx::Shape& shape = type(eq.outputs[0]).shape;
     std::int64_t row = group_.members.empty() ? 0 : group_.row;
@@ -284,7 +287,8 @@ class Compiler {
       const nx::Shape& operand = type(v).shape;
       if (operand == shape || nx::numel(operand) == 1) continue;
       const std::int64_t n = row_of_operand(operand, shape);
-      if (n == 0 || (row != 0 && n != row)) return std::nullopt;
+      if (n == 0 || (row != 0 && n != row) || (!group_.reductions.empty() && group_.reduction_row % n != 0))
+        return std::nullopt;
       row = n;
     }
     return row;
@@ -350,8 +354,8 @@ class Compiler {
     std::vector<std::size_t> reductions;
     reductions.swap(group_.reductions);
     group_.reduced.clear();
-    const std::int64_t group_row = group_.row;
-    group_.row = 0;
+    const std::int64_t group_row = group_.row, group_reduced = group_.reduction_row;
+    group_.row = group_.reduction_row = 0;
     if (members.empty()) return;
     if (members.size() == 1 && reductions.empty())
       return emit_equation(p_.equations[members[0]]);  // eager's own loop is as good
@@ -395,6 +399,7 @@ class Compiler {
                               kernels::table().reduce_pieces[int(eq.prim)][int(type(v).dtype)]});
     }
     m.row = group_row;
+    m.reduced = group_reduced;
     code_.maps.push_back(std::move(m));
     emit_indexed(Op::map, code_.maps.size());
   }

@@ -75,7 +75,7 @@ std::string map_text(const MapKernel& m) {
   }
   for (const MapKernel::Reduction& r : m.reductions) {
     out += "  " + reg(r.out) + " = " + std::string(nx::ops::info(r.prim).name) + " " + slot_name(m, r.slot);
-    if (!r.shape.empty()) out += "  ; rows of " + std::to_string(m.row);
+    if (!r.shape.empty()) out += "  ; rows of " + std::to_string(m.reduced);
     out += '\n';
   }
   return out;

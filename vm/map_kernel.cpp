@@ -64,8 +64,43 @@ struct Partial {
   alignas(16) unsigned char bytes[16];
 };
 
+// A reduction fed pieces of any length: whole groups of reduce_piece
+// elements go to the kernel table's add, the rest waits for the next piece,
+// so every add but the last is whole groups (the pieces' contract) and the
+// result is the bits of the whole row reduced at once.
+struct Folder {
+  ReduceState state;
+  alignas(64) unsigned char carry[nx::ops::kernels::reduce_piece * 16];
+  std::int64_t carried = 0;
+
+  void start(const nx::ops::kernels::ReducePieces& p) {
+    p.start(state.bytes);
+    carried = 0;
+  }
+  void add(const nx::ops::kernels::ReducePieces& p, std::int64_t n, const char* in, std::size_t size) {
+    constexpr std::int64_t group = nx::ops::kernels::reduce_piece;
+    if (carried > 0) {
+      const std::int64_t take = std::min(n, group - carried);
+      std::memcpy(carry + std::size_t(carried) * size, in, std::size_t(take) * size);
+      carried += take, in += std::size_t(take) * size, n -= take;
+      if (carried < group) return;
+      p.add(group, carry, state.bytes);
+      carried = 0;
+    }
+    const std::int64_t whole = n - n % group;
+    if (whole > 0) p.add(whole, in, state.bytes);
+    carried = n - whole;
+    std::memcpy(carry, in + std::size_t(whole) * size, std::size_t(carried) * size);
+  }
+  void finish(const nx::ops::kernels::ReducePieces& p, void* out) {
+    if (carried > 0) p.add(carried, carry, state.bytes);
+    p.finish(state.bytes, out);
+  }
+};
+
 // The kernel's blocks on one thread: its steps computed on elements
 // [begin, begin + n), n <= block, the temporaries in the thread's buffers.
+// A kernel in rows (m.row) computes blocks of whole rows, or parts of one.
 class Blocks {
  public:
   Blocks(const MapKernel& m, const Places& at) : m_(m), at_(at) {
@@ -102,32 +137,38 @@ class Blocks {
     }
   }
 
-  // Blocks [first, last) of the elements.
-  void run(std::int64_t first, std::int64_t last) const {
-    for (std::int64_t b = first; b < last; ++b) compute(b * block, std::min(block, m_.size - b * block));
-  }
-
-  // Rows [first, last) of a kernel in rows: several to a block when they
-  // fit one, else each in blocks from its start.
-  void run_rows(std::int64_t first, std::int64_t last) const {
+  // The block holding element pos, cut at `end` where the kernel's rows
+  // allow: its first element and length.
+  std::pair<std::int64_t, std::int64_t> block_at(std::int64_t pos, std::int64_t end) const {
     const std::int64_t row = m_.row;
-    if (row <= block) {
-      for (std::int64_t r = first; r < last; r += block / row)
-        compute(r * row, std::min(block / row, last - r) * row);
-      return;
-    }
-    for (std::int64_t r = first; r < last; ++r)
-      for (std::int64_t at = 0; at < row; at += block) compute(r * row + at, std::min(block, row - at));
+    if (row == 0) return {pos, std::min(block, end - pos)};
+    if (row > block) return {pos, std::min({block, end - pos, row - pos % row})};
+    const std::int64_t first = pos - pos % row, rows = (end - first + row - 1) / row;
+    return {first, std::min(block / row, rows) * row};
   }
 
-  // Elements [begin, end) of one reduced row, a segment of it at most,
-  // computed and folded into the reductions' states.
-  void fold(std::int64_t begin, std::int64_t end, ReduceState* states) const {
-    for (std::int64_t at = begin; at < end; at += block) {
-      const std::int64_t n = std::min(block, end - at);
-      compute(at, n);
-      for (std::size_t r = 0; r < m_.reductions.size(); ++r)
-        m_.reductions[r].pieces.add(n, ptr(m_.reductions[r].slot, at), states[r].bytes);
+  // Elements [begin, end).
+  void run(std::int64_t begin, std::int64_t end) const {
+    for (std::int64_t pos = begin; pos < end;) {
+      const auto [first, n] = block_at(pos, end);
+      compute(first, n);
+      pos = first + n;
+    }
+  }
+
+  // Elements [begin, end), within one result's row and one segment of it,
+  // computed and folded into the reductions.
+  void fold(std::int64_t begin, std::int64_t end, Folder* folders) const {
+    for (std::int64_t pos = begin; pos < end;) {
+      const auto [first, n] = block_at(pos, end);
+      compute(first, n);
+      const std::int64_t stop = std::min(first + n, end);
+      for (std::size_t r = 0; r < m_.reductions.size(); ++r) {
+        const MapKernel::Reduction& reduction = m_.reductions[r];
+        const std::size_t size = at_.slots[std::size_t(reduction.slot)].size;
+        folders[r].add(reduction.pieces, stop - pos, ptr(reduction.slot, first) + std::size_t(pos - first) * size, size);
+      }
+      pos = stop;
     }
   }
 
@@ -143,7 +184,7 @@ struct Results {
   std::size_t size[MapKernel::max_reductions];
 };
 
-// One reduced row [begin, begin + row): in the eager reduction's segments,
+// One result's row [begin, begin + row): in the eager reduction's segments,
 // each folded block by block, then the segments' results as eager reduces
 // them; result r written at results.at[r] + index * size.
 void reduce_row(const MapKernel& m, const Blocks& blocks, std::int64_t begin, std::int64_t row, std::int64_t index,
@@ -152,12 +193,12 @@ void reduce_row(const MapKernel& m, const Blocks& blocks, std::int64_t begin, st
   const std::int64_t segments = std::max<std::int64_t>(1, (row + nx::ops::reduce_segment - 1) / nx::ops::reduce_segment);
   boost::container::small_vector<Partial, MapKernel::max_reductions> partial(std::size_t(segments) * count);
   for (std::int64_t s = 0; s < segments; ++s) {
-    ReduceState states[MapKernel::max_reductions];
-    for (std::size_t r = 0; r < count; ++r) m.reductions[r].pieces.start(states[r].bytes);
+    Folder folders[MapKernel::max_reductions];
+    for (std::size_t r = 0; r < count; ++r) folders[r].start(m.reductions[r].pieces);
     const std::int64_t from = begin + s * nx::ops::reduce_segment;
-    blocks.fold(from, std::min(begin + row, from + nx::ops::reduce_segment), states);
+    blocks.fold(from, std::min(begin + row, from + nx::ops::reduce_segment), folders);
     for (std::size_t r = 0; r < count; ++r)
-      m.reductions[r].pieces.finish(states[r].bytes, partial[std::size_t(s) * count + r].bytes);
+      folders[r].finish(m.reductions[r].pieces, partial[std::size_t(s) * count + r].bytes);
   }
   for (std::size_t r = 0; r < count; ++r) {
     char* out = results.at[r] + std::size_t(index) * results.size[r];
@@ -175,11 +216,11 @@ void reduce_row(const MapKernel& m, const Blocks& blocks, std::int64_t begin, st
   }
 }
 
-// Rows [first, last) that fit a block, several to a block: each computed
-// once, then each row reduced in one piece.
+// Results [first, last) whose rows fit a block, several to a block: each
+// computed once, then each row reduced in one piece.
 void reduce_short_rows(const MapKernel& m, const Blocks& blocks, std::int64_t first, std::int64_t last,
                        const Results& results) {
-  const std::int64_t row = m.row, per_block = block / row;
+  const std::int64_t row = m.reduced, per_block = block / row;
   for (std::int64_t r0 = first; r0 < last; r0 += per_block) {
     const std::int64_t k = std::min(per_block, last - r0), begin = r0 * row;
     blocks.compute(begin, k * row);
@@ -197,19 +238,20 @@ void reduce_short_rows(const MapKernel& m, const Blocks& blocks, std::int64_t fi
   }
 }
 
-// The kernel with its reductions: each result reduces a row of m.row
+// The kernel with its reductions: each result reduces a row of m.reduced
 // elements (all of them for a 0-d result), in the eager reduction's order.
-// One row runs its segments on oneTBB, several rows run rows.
+// Several results run rows on oneTBB; one runs its segments, unless blocks
+// of whole rows of the kernel would cross them (then it runs on one
+// thread: the same bits).
 void run_reducing(const MapKernel& m, const Places& at, const Results& results) {
-  const std::int64_t rows = nx::numel(m.reductions[0].shape), row = m.row;
+  const std::int64_t rows = nx::numel(m.reductions[0].shape), row = m.reduced;
   const bool parallel = m.size >= nx::ops::parallel_grain;
   if (rows == 1) {
-    if (!parallel) return reduce_row(m, Blocks(m, at), 0, row, 0, results);
-    // (the segments in parallel, then their results in order, as reduce_row)
+    const bool aligned = m.row == 0 || m.row > block || nx::ops::reduce_segment % m.row == 0;
+    if (!parallel || !aligned) return reduce_row(m, Blocks(m, at), 0, row, 0, results);
     const std::int64_t segments = (row + nx::ops::reduce_segment - 1) / nx::ops::reduce_segment;
     const std::size_t count = m.reductions.size();
-    std::vector<Partial> partial(std::size_t(segments) * count);
-    Results parts;
+    Results parts;  // each segment's results, then reduced in order as reduce_row does
     std::vector<std::vector<unsigned char>> firsts(count);
     for (std::size_t r = 0; r < count; ++r) {
       firsts[r].resize(std::size_t(segments) * results.size[r]);
@@ -333,20 +375,16 @@ void run_map(const MapKernel& m, Frame& f) {
     }
     return run_reducing(m, at, results);
   }
-  if (m.row > 0) {
-    const std::int64_t rows = m.size / m.row;
-    if (m.size < nx::ops::parallel_grain) return Blocks(m, at).run_rows(0, rows);
-    tbb::parallel_for(
-        tbb::blocked_range<std::int64_t>(0, rows, std::max<std::int64_t>(1, nx::ops::chunk_elements / m.row)),
-        [&](const tbb::blocked_range<std::int64_t>& r) { Blocks(m, at).run_rows(r.begin(), r.end()); },
-        tbb::simple_partitioner());
-    return;
-  }
-  const std::int64_t blocks = (m.size + block - 1) / block;
-  if (m.size < nx::ops::parallel_grain) return Blocks(m, at).run(0, blocks);
+  // (chunks of whole rows when the kernel is in rows)
+  const std::int64_t grain = m.row == 0 ? nx::ops::chunk_elements
+                                        : std::max<std::int64_t>(1, nx::ops::chunk_elements / m.row) * m.row;
+  if (m.size < nx::ops::parallel_grain) return Blocks(m, at).run(0, m.size);
+  const std::int64_t chunks = (m.size + grain - 1) / grain;
   tbb::parallel_for(
-      tbb::blocked_range<std::int64_t>(0, blocks, nx::ops::chunk_elements / block),
-      [&](const tbb::blocked_range<std::int64_t>& r) { Blocks(m, at).run(r.begin(), r.end()); },
+      tbb::blocked_range<std::int64_t>(0, chunks, 1),
+      [&](const tbb::blocked_range<std::int64_t>& r) {
+        Blocks(m, at).run(r.begin() * grain, std::min(m.size, r.end() * grain));
+      },
       tbb::simple_partitioner());
 }
 
