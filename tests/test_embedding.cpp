@@ -189,6 +189,11 @@ TEST_CASE("results are written into caller memory, the arguments' own included")
   const Tensor xy[] = {nx::borrow(nx::float64, {}, x.data()), nx::borrow(nx::float64, {}, y.data())};
   rune::run_into(swap, xy, xy);
   CHECK((x[0] == 2. && y[0] == 1.));
+  // ... and into other memory (written straight from the arguments: no buffer overlaps them).
+  std::vector<double> z{0.}, w{0.};
+  const Tensor zw[] = {nx::borrow(nx::float64, {}, z.data()), nx::borrow(nx::float64, {}, w.data())};
+  rune::run_into(swap, xy, zw);
+  CHECK((z[0] == 1. && w[0] == 2. && x[0] == 2. && y[0] == 1.));
 }
 
 TEST_CASE("rune::run_into refuses results that are not writable caller memory of the results' types") {

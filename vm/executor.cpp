@@ -37,12 +37,24 @@ void check_not_donated(std::span<const nx::Tensor> args, std::string_view api) {
 }
 
 // A result to be written into a buffer, copied aside when it views caller
-// memory (an argument returned as it is): a buffer written before it may be
-// that memory. Every result is set aside before any buffer is written.
-nx::Tensor aside(nx::Tensor value) { return value.impl()->storage->borrowed ? nx::ops::copy(value) : value; }
+// memory (an argument returned as it is) that a buffer overlaps: a buffer
+// written before it may be that memory. Every result is set aside before
+// any buffer is written.
+nx::Tensor aside(nx::Tensor value, std::span<const nx::Tensor> buffers) {
+  const nx::detail::Storage& storage = *value.impl()->storage;
+  if (!storage.borrowed) return value;
+  const char* first = static_cast<const char*>(storage.data);
+  const char* end = first + storage.bytes;
+  for (const nx::Tensor& buffer : buffers) {
+    const nx::detail::Storage& b = *buffer.impl()->storage;
+    if (static_cast<const char*>(b.data) < end && first < static_cast<const char*>(b.data) + b.bytes)
+      return nx::ops::copy(value);
+  }
+  return value;
+}
 
 void write_results(std::span<nx::Tensor> values, std::span<const nx::Tensor> buffers) {
-  for (nx::Tensor& value : values) value = aside(std::move(value));
+  for (nx::Tensor& value : values) value = aside(std::move(value), buffers);
   for (std::size_t k = 0; k < values.size(); ++k) nx::ops::copy_elements(*values[k].impl(), *buffers[k].impl());
 }
 }  // namespace
@@ -67,7 +79,7 @@ void execute_into(const Code& code, std::span<const nx::Tensor> args, std::span<
   // (scalar registers go straight to their buffers, with no 0-d tensor)
   boost::container::small_vector<nx::Tensor, 8> values(code.results.size());
   for (std::size_t k = 0; k < code.results.size(); ++k)
-    if (!code.results[k].scalar) values[k] = aside(frame.tensors[std::size_t(code.results[k].index)]);
+    if (!code.results[k].scalar) values[k] = aside(frame.tensors[std::size_t(code.results[k].index)], buffers);
   for (std::size_t k = 0; k < code.results.size(); ++k) {
     const Location at = code.results[k];
     if (at.scalar)
