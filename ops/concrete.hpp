@@ -20,6 +20,10 @@ Tensor make_view(const Tensor& base, const Shape& shape, const Strides& strides,
 Tensor contiguous(const Tensor& t);
 // A C-order copy of t's elements in storage of its own.
 Tensor copy(const Tensor& t);
+// The buffer of `donated` (nx::donate's handle, C-order, rune's own memory)
+// in a tensor of its own: its storage is left empty and marked donated, so
+// every value viewing it throws when read.
+Tensor take_buffer(const Tensor& donated);
 
 // The address of element [0, ..., 0].
 inline char* base_address(const detail::TensorImpl& t) {

@@ -122,7 +122,7 @@ boost::intrusive_ptr<Storage> Storage::allocate(std::size_t bytes) {
 }
 
 Storage::~Storage() {
-  if (!borrowed) pool_release(data, bytes);
+  if (!borrowed && data) pool_release(data, bytes);  // (no data: taken by a compiled call, nx::ops::take_buffer)
 }
 
 Tracer::~Tracer() = default;

@@ -1,5 +1,6 @@
 // Tensor handles: making, viewing and reading concrete values.
 #include <cstring>
+#include <utility>
 
 #include "ops/concrete.hpp"
 #include "ops/errors.hpp"
@@ -52,6 +53,21 @@ Tensor make_tensor(DType dtype, const Shape& shape) {
   t->shape = shape;
   t->strides = contiguous_strides(shape);
   t->storage = detail::Storage::allocate(std::size_t(numel(shape)) * size_of(dtype));
+  return Tensor(std::move(t));
+}
+
+Tensor take_buffer(const Tensor& donated) {
+  detail::Storage& given = *donated.impl()->storage;
+  boost::intrusive_ptr<detail::Storage> taken(new detail::Storage);
+  taken->data = std::exchange(given.data, nullptr);
+  taken->bytes = std::exchange(given.bytes, 0);
+  given.donated.store(true);
+  boost::intrusive_ptr<detail::TensorImpl> t(new detail::TensorImpl);
+  t->dtype = donated.dtype();
+  t->shape = donated.shape();
+  t->strides = donated.impl()->strides;
+  t->offset = donated.impl()->offset;
+  t->storage = std::move(taken);
   return Tensor(std::move(t));
 }
 

@@ -3,6 +3,7 @@
 // docs/vm.md.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -75,10 +76,11 @@ struct MapKernel {
     Source source = Source::computed;
     std::int32_t reg = -1;  // computed: the output register, -1 for a temporary
     nx::DType dtype = nx::DType::float32;
-    // computed, written: a tensor slot of its dtype whose value dies here
-    // and that no later step reads; its buffer is written in place when
-    // nothing else holds it at run time (vm/memory_plan.cpp).
-    std::int32_t donor = -1;
+    // computed, written: tensor slots of its dtype whose values die here
+    // and that no later step reads, -1 past the last; the first whose
+    // buffer nothing else holds at run time is written in place
+    // (vm/memory_plan.cpp).
+    std::array<std::int32_t, 2> donors{-1, -1};
   };
   struct Step {
     nx::ops::Family family{};  // unary, binary, select or convert

@@ -43,6 +43,10 @@ bool elementwise(const ir::Equation& eq) {
   return f == Family::unary || f == Family::binary || f == Family::select || f == Family::convert;
 }
 
+// A program's code: a call's own (whose donated parameters' buffers its
+// kernels may take), or a sub-code run by a construct.
+std::shared_ptr<const Code> compile_code(std::shared_ptr<const ir::Program> program, bool call);
+
 class Compiler {
  public:
   Compiler(const ir::Program& program, Code& code) : p_(program), code_(code) {}
@@ -460,7 +464,7 @@ class Compiler {
 
   void emit_scan(const ir::Equation& eq) {
     ScanOp scan;
-    scan.step = compile(eq.programs[0]);
+    scan.step = compile_code(eq.programs[0], false);
     scan.info = std::get<ir::ScanInfo>(eq.info);
     for (int v : eq.inputs) scan.inputs.push_back(home(v));
     for (int v : eq.outputs) {
@@ -482,7 +486,7 @@ class Compiler {
   void emit_invoke(const ir::Equation& eq, Op op) {
     Invoke invoke;
     invoke.equation = &eq;
-    for (const auto& program : eq.programs) invoke.codes.push_back(compile(program));
+    for (const auto& program : eq.programs) invoke.codes.push_back(compile_code(program, false));
     for (int v : eq.inputs) invoke.inputs.push_back(home(v));
     for (int v : eq.outputs) invoke.outputs.push_back(home(v));
     code_.invokes.push_back(std::move(invoke));
@@ -502,14 +506,18 @@ class Compiler {
   Group group_;
 };
 
-}  // namespace
-
-std::shared_ptr<const Code> compile(std::shared_ptr<const ir::Program> program) {
+std::shared_ptr<const Code> compile_code(std::shared_ptr<const ir::Program> program, bool call) {
   auto code = std::make_shared<Code>();
   code->program = std::move(program);
   Compiler(*code->program, *code).run();
-  plan_memory(*code);
+  plan_memory(*code, call);
   return code;
+}
+
+}  // namespace
+
+std::shared_ptr<const Code> compile(std::shared_ptr<const ir::Program> program) {
+  return compile_code(std::move(program), true);
 }
 
 }  // namespace rune::vm

@@ -69,8 +69,9 @@ std::string map_text(const MapKernel& m) {
     if (s.family == nx::ops::Family::convert && s.prim == nx::ops::Prim::convert)
       out += " to " + std::string(nx::name(m.slots[std::size_t(s.out)].dtype));
     for (int k = 0; k < arity; ++k) out.append(" ").append(slot_name(m, s.in[k]));
-    if (const std::int32_t donor = m.slots[std::size_t(s.out)].donor; donor >= 0)
-      out += "  ; in place of " + slot_name(m, donor);
+    const MapKernel::Slot& written = m.slots[std::size_t(s.out)];
+    for (std::size_t k = 0; k < written.donors.size() && written.donors[k] >= 0; ++k)
+      out += (k == 0 ? "  ; in place of " : " or ") + slot_name(m, written.donors[k]);
     out += '\n';
   }
   for (const MapKernel::Reduction& r : m.reductions) {

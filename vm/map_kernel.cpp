@@ -346,9 +346,7 @@ void run_map(const MapKernel& m, Frame& f) {
       case Source::computed:
         if (slot.reg >= 0) {
           nx::Tensor& out = f.tensors[std::size_t(slot.reg)];
-          nx::Tensor* donor = slot.donor >= 0 ? &f.tensors[std::size_t(m.slots[std::size_t(slot.donor)].reg)] : nullptr;
-          if (donor && reusable(*donor)) out = std::move(*donor);  // (its place above reads the same buffer)
-          else out = nx::ops::make_tensor(slot.dtype, m.shape);
+          out = buffer_for(m, slot, f);  // (a donor's: its place above reads the same buffer)
           place.base = nx::ops::base_address(*out.impl());
         } else {
           place.kind = Kind::temporary;

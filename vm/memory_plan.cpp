@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <utility>
 
 #include "ops/concrete.hpp"
+#include "vm/machine.hpp"
 
 namespace rune::vm {
 namespace {
@@ -39,7 +41,8 @@ template <class Each> void tensors_read(const Code& code, const Instruction& in,
 }
 
 // The donors of one kernel at instruction pc: for each written slot, the
-// first free operand slot that dies here and that no later step reads.
+// operand slots that die here and that no later step reads (another
+// written slot may list them too: the first to find one free takes it).
 void choose_donors(MapKernel& m, std::size_t pc, const std::vector<std::size_t>& last_read,
                    const std::vector<bool>& kept) {
   std::vector<std::ptrdiff_t> last_step(m.slots.size(), -1);
@@ -49,29 +52,27 @@ void choose_donors(MapKernel& m, std::size_t pc, const std::vector<std::size_t>&
       last_step[std::size_t(m.steps[k].in[i])] = std::ptrdiff_t(k);
   for (const MapKernel::Slot& s : m.slots)
     if (s.reg >= 0 && s.source != MapKernel::Source::scalar) ++slots_of_register[std::size_t(s.reg)];
-  std::vector<bool> taken(m.slots.size(), false);
   for (std::size_t k = 0; k < m.steps.size(); ++k) {
     MapKernel::Slot& out = m.slots[std::size_t(m.steps[k].out)];
     if (out.reg < 0) continue;
-    for (std::size_t j = 0; j < m.slots.size(); ++j) {
+    std::size_t listed = 0;
+    for (std::size_t j = 0; j < m.slots.size() && listed < out.donors.size(); ++j) {
       const MapKernel::Slot& s = m.slots[j];
       const bool dies_here = s.source == MapKernel::Source::tensor && !kept[std::size_t(s.reg)] &&
                              last_read[std::size_t(s.reg)] == pc && slots_of_register[std::size_t(s.reg)] == 1;
-      if (!dies_here || taken[j] || s.dtype != out.dtype || last_step[j] > std::ptrdiff_t(k)) continue;
-      out.donor = std::int32_t(j);
-      taken[j] = true;
-      break;
+      if (dies_here && s.dtype == out.dtype && last_step[j] <= std::ptrdiff_t(k)) out.donors[listed++] = std::int32_t(j);
     }
   }
 }
 
 }  // namespace
 
-void plan_memory(Code& code) {
+void plan_memory(Code& code, bool parameters) {
   std::vector<bool> kept(code.tensors.size(), false);
   for (const std::vector<Location>* held : {&code.params, &code.results, &code.constants})
-    for (Location at : *held)
-      if (!at.scalar) kept[std::size_t(at.index)] = true;
+    if (held != &code.params || !parameters)
+      for (Location at : *held)
+        if (!at.scalar) kept[std::size_t(at.index)] = true;
   std::vector<std::size_t> last_read(code.tensors.size(), 0);
   for (std::size_t pc = 0; pc < code.instructions.size(); ++pc)
     tensors_read(code, code.instructions[pc], [&](std::int32_t r) { last_read[std::size_t(r)] = pc; });
@@ -80,11 +81,37 @@ void plan_memory(Code& code) {
       choose_donors(code.maps[std::size_t(code.instructions[pc].aux)], pc, last_read, kept);
 }
 
-bool reusable(const nx::Tensor& t) {
+namespace {
+
+bool in_order_and_own(const nx::detail::TensorImpl& impl) {
+  return !impl.storage->borrowed && impl.offset == 0 && nx::ops::is_contiguous(impl);
+}
+
+bool held_alone(const nx::Tensor& t) {
   const nx::detail::TensorImpl& impl = *t.impl();
-  const nx::detail::Storage& storage = *impl.storage;
-  return impl.refs.load(std::memory_order_acquire) == 1 && storage.refs.load(std::memory_order_acquire) == 1 &&
-         !storage.borrowed && !impl.donated_to_call && impl.offset == 0 && nx::ops::is_contiguous(impl);
+  return !impl.donated_to_call && impl.refs.load(std::memory_order_acquire) == 1 &&
+         impl.storage->refs.load(std::memory_order_acquire) == 1 && in_order_and_own(impl);
+}
+
+bool donated_alone(const Frame& f, const nx::Tensor& t) {
+  const nx::detail::TensorImpl& impl = *t.impl();
+  if (!impl.donated_to_call || !in_order_and_own(impl)) return false;
+  std::size_t views = 0;  // (t's own register among them)
+  for (const nx::Tensor& other : f.tensors) views += other.defined() && other.impl()->storage == impl.storage;
+  return views == 1;
+}
+
+}  // namespace
+
+nx::Tensor buffer_for(const MapKernel& m, const MapKernel::Slot& slot, Frame& f) {
+  for (std::int32_t candidate : slot.donors) {
+    if (candidate < 0) break;
+    nx::Tensor& donor = f.tensors[std::size_t(m.slots[std::size_t(candidate)].reg)];
+    if (!donor.defined()) continue;  // (taken by another written slot)
+    if (held_alone(donor)) return std::move(donor);
+    if (donated_alone(f, donor)) return nx::ops::take_buffer(std::exchange(donor, nx::Tensor()));
+  }
+  return nx::ops::make_tensor(slot.dtype, m.shape);
 }
 
 }  // namespace rune::vm

@@ -5,17 +5,24 @@
 
 namespace rune::vm {
 
+struct Frame;
+
 // Marks each written slot of code's map kernels with its donor (code.hpp):
 // an operand of its dtype and shape that no later instruction, no result
-// and no later step of the kernel reads. Parameters (the caller's) and
-// constants (the code's) are never donors.
-void plan_memory(Code& code);
+// and no later step of the kernel reads. Constants (the code's) are never
+// donors; parameters only of a call's own code (`parameters`: not a
+// sub-code's, whose parameters are values of the frame that runs it), and
+// then only when donated (nx::donate).
+void plan_memory(Code& code, bool parameters);
 
-// Whether t's buffer may be written in place: the frame holds the only
-// handle to it, the handle the only reference to its storage, which is
-// rune's own (not borrowed, not donated), and it is C-order from its start.
-// The plan says which values die; this says, at run time, that nothing
-// else (a view, a copy the caller kept) can see the writes.
-bool reusable(const nx::Tensor& t);
+// The buffer a map kernel writes slot `slot` into, in frame f: its donor's
+// when the plan names one and nothing else can see the writes, else a fresh
+// one. Its donor's when the frame holds the only handle to it and the handle
+// the only reference to its storage (rune's own memory, C-order from its
+// start: not a view, not a value the caller kept), or when it is a donated
+// argument that no other register of the frame views (its buffer taken,
+// nx::ops::take_buffer). The plan says which values die; this says, at run
+// time, that nothing else reads the buffer.
+nx::Tensor buffer_for(const MapKernel& m, const MapKernel::Slot& slot, Frame& f);
 
 }  // namespace rune::vm
