@@ -194,6 +194,26 @@ TEST_CASE("results are written into caller memory, the arguments' own included")
   const Tensor zw[] = {nx::borrow(nx::float64, {}, z.data()), nx::borrow(nx::float64, {}, w.data())};
   rune::run_into(swap, xy, zw);
   CHECK((z[0] == 1. && w[0] == 2. && x[0] == 2. && y[0] == 1.));
+
+  // A result computed straight into an argument's memory only where nothing reads the argument after:
+  // here the sum reads x after the kernel, and x's transpose is x's own memory in another order.
+  auto f = [](const Tensor& m) { return std::tuple{nx::exp(m) * 2. + 1., nx::sum(m, {0}), nx::transpose(m)}; };
+  std::vector<double> a{1., 2., 3., 4.}, sums(2), t{0., 0., 0., 0.};
+  const Tensor m = nx::borrow(nx::float64, {2, 2}, a.data());
+  const auto wanted = f(nx::create(nx::float64, {2, 2}, {1., 2., 3., 4.}));
+  rune::Program fp = rune::jit(f).program(m);
+  const Tensor m_in[] = {m};
+  const Tensor into_m[] = {m, nx::borrow(nx::float64, {2}, sums.data()), nx::borrow(nx::float64, {2, 2}, t.data())};
+  rune::run_into(fp, m_in, into_m);
+  CHECK(same_bits(nx::create(nx::float64, {2, 2}, {a[0], a[1], a[2], a[3]}), std::get<0>(wanted)));
+  CHECK(same_bits(nx::create(nx::float64, {2}, {sums[0], sums[1]}), std::get<1>(wanted)));
+  CHECK(t == std::vector<double>{1., 3., 2., 4.});
+  std::vector<double> b{1., 2., 3., 4.};
+  const Tensor n = nx::borrow(nx::float64, {2, 2}, b.data());
+  const Tensor n_in[] = {n};
+  rune::Program transposed = rune::jit([](const Tensor& x) { return nx::transpose(x); }).program(n);
+  rune::run_into(transposed, n_in, n_in);
+  CHECK(b == std::vector<double>{1., 3., 2., 4.});
 }
 
 TEST_CASE("rune::run_into refuses results that are not writable caller memory of the results' types") {

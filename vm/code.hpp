@@ -81,6 +81,10 @@ struct MapKernel {
     // buffer nothing else holds at run time is written in place
     // (vm/memory_plan.cpp).
     std::array<std::int32_t, 2> donors{-1, -1};
+    // computed, written: the index of the result it is in the code's
+    // results, -1 when it is not one (a call writing into the caller's
+    // buffers may compute it there).
+    std::int32_t result = -1;
   };
   struct Step {
     nx::ops::Family family{};  // unary, binary, select or convert

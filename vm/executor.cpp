@@ -75,17 +75,25 @@ void execute_into(const Code& code, std::span<const nx::Tensor> args, std::span<
     return write_results(values, buffers);
   }
   Frame frame = start(code, args);
+  frame.args = args;
+  frame.into = buffers;  // (map kernels may compute results there: vm::buffer_for)
   execute_checked(code, frame);
   // (scalar registers go straight to their buffers, with no 0-d tensor)
   boost::container::small_vector<nx::Tensor, 8> values(code.results.size());
+  auto in_place = [&](std::size_t k) {  // (computed there, or an argument that is that memory, in order)
+    const nx::detail::TensorImpl& value = *frame.tensors[std::size_t(code.results[k].index)].impl();
+    return value.storage->data == buffers[k].impl()->storage->data && value.offset == 0 &&
+           nx::ops::is_contiguous(value);
+  };
   for (std::size_t k = 0; k < code.results.size(); ++k)
-    if (!code.results[k].scalar) values[k] = aside(frame.tensors[std::size_t(code.results[k].index)], buffers);
+    if (!code.results[k].scalar && !in_place(k))
+      values[k] = aside(frame.tensors[std::size_t(code.results[k].index)], buffers);
   for (std::size_t k = 0; k < code.results.size(); ++k) {
     const Location at = code.results[k];
     if (at.scalar)
       std::memcpy(nx::ops::base_address(*buffers[k].impl()), frame.scalars[std::size_t(at.index)].bytes,
                   nx::size_of(code.scalar_types[std::size_t(at.index)]));
-    else
+    else if (values[k].defined())
       nx::ops::copy_elements(*values[k].impl(), *buffers[k].impl());
   }
 }

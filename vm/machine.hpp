@@ -15,10 +15,14 @@ namespace rune::vm {
 // own, so several threads may run one code at once.
 struct Frame {
   explicit Frame(const Code& code)
-      : scalars(code.scalars.begin(), code.scalars.end()), tensors(code.tensors.begin(), code.tensors.end()) {}
+      : code(&code), scalars(code.scalars.begin(), code.scalars.end()), tensors(code.tensors.begin(), code.tensors.end()) {}
+  const Code* code;
   // (a small code's registers live in the frame itself: no allocation)
   boost::container::small_vector<Scalar, 32> scalars;
   boost::container::small_vector<nx::Tensor, 32> tensors;
+  // A call writing its results into the caller's memory (vm::execute_into):
+  // its arguments and, per result, the buffer it goes to. Empty otherwise.
+  std::span<const nx::Tensor> args, into;
 };
 
 // The checks (nx::check) of one call: a failing check does not stop the

@@ -76,9 +76,16 @@ void plan_memory(Code& code, bool parameters) {
   std::vector<std::size_t> last_read(code.tensors.size(), 0);
   for (std::size_t pc = 0; pc < code.instructions.size(); ++pc)
     tensors_read(code, code.instructions[pc], [&](std::int32_t r) { last_read[std::size_t(r)] = pc; });
-  for (std::size_t pc = 0; pc < code.instructions.size(); ++pc)
-    if (code.instructions[pc].op == Op::map)
-      choose_donors(code.maps[std::size_t(code.instructions[pc].aux)], pc, last_read, kept);
+  for (std::size_t pc = 0; pc < code.instructions.size(); ++pc) {
+    if (code.instructions[pc].op != Op::map) continue;
+    MapKernel& m = code.maps[std::size_t(code.instructions[pc].aux)];
+    choose_donors(m, pc, last_read, kept);
+    for (MapKernel::Slot& s : m.slots)
+      if (s.source == MapKernel::Source::computed && s.reg >= 0) {
+        const auto result = std::find(code.results.begin(), code.results.end(), Location{false, s.reg});
+        if (result != code.results.end()) s.result = std::int32_t(result - code.results.begin());
+      }
+  }
 }
 
 namespace {
@@ -101,9 +108,41 @@ bool donated_alone(const Frame& f, const nx::Tensor& t) {
   return views == 1;
 }
 
+bool overlap(const nx::detail::Storage& a, const nx::detail::Storage& b) {
+  const char *a_first = static_cast<const char*>(a.data), *b_first = static_cast<const char*>(b.data);
+  return a_first < b_first + b.bytes && b_first < a_first + a.bytes;
+}
+
+// The caller's buffer for result slot `slot`, when the kernel may compute it
+// there: the buffer overlaps no argument, or is exactly the memory of one
+// that dies in this kernel (one of the slot's donors) and that no other
+// register views.
+bool into_callers_buffer(const MapKernel& m, const MapKernel::Slot& slot, const Frame& f) {
+  const nx::detail::Storage& buffer = *f.into[std::size_t(slot.result)].impl()->storage;
+  std::ptrdiff_t overlapped = -1;
+  for (std::size_t j = 0; j < f.args.size(); ++j)
+    if (overlap(*f.args[j].impl()->storage, buffer)) {
+      if (overlapped >= 0) return false;
+      overlapped = std::ptrdiff_t(j);
+    }
+  if (overlapped < 0) return true;
+  const nx::Tensor& arg = f.args[std::size_t(overlapped)];
+  const Location at = f.code->params[std::size_t(overlapped)];
+  if (at.scalar || arg.impl()->storage->data != buffer.data || arg.impl()->storage->bytes != buffer.bytes ||
+      arg.impl()->offset != 0)
+    return false;
+  const bool dies_here = std::any_of(slot.donors.begin(), slot.donors.end(), [&](std::int32_t d) {
+    return d >= 0 && m.slots[std::size_t(d)].reg == at.index;
+  });
+  std::size_t views = 0;  // (its own register among them)
+  for (const nx::Tensor& other : f.tensors) views += other.defined() && other.impl()->storage == arg.impl()->storage;
+  return dies_here && views == 1;
+}
+
 }  // namespace
 
 nx::Tensor buffer_for(const MapKernel& m, const MapKernel::Slot& slot, Frame& f) {
+  if (slot.result >= 0 && !f.into.empty() && into_callers_buffer(m, slot, f)) return f.into[std::size_t(slot.result)];
   for (std::int32_t candidate : slot.donors) {
     if (candidate < 0) break;
     nx::Tensor& donor = f.tensors[std::size_t(m.slots[std::size_t(candidate)].reg)];
