@@ -65,31 +65,6 @@ void choose_donors(MapKernel& m, std::size_t pc, const std::vector<std::size_t>&
   }
 }
 
-}  // namespace
-
-void plan_memory(Code& code, bool parameters) {
-  std::vector<bool> kept(code.tensors.size(), false);
-  for (const std::vector<Location>* held : {&code.params, &code.results, &code.constants})
-    if (held != &code.params || !parameters)
-      for (Location at : *held)
-        if (!at.scalar) kept[std::size_t(at.index)] = true;
-  std::vector<std::size_t> last_read(code.tensors.size(), 0);
-  for (std::size_t pc = 0; pc < code.instructions.size(); ++pc)
-    tensors_read(code, code.instructions[pc], [&](std::int32_t r) { last_read[std::size_t(r)] = pc; });
-  for (std::size_t pc = 0; pc < code.instructions.size(); ++pc) {
-    if (code.instructions[pc].op != Op::map) continue;
-    MapKernel& m = code.maps[std::size_t(code.instructions[pc].aux)];
-    choose_donors(m, pc, last_read, kept);
-    for (MapKernel::Slot& s : m.slots)
-      if (s.source == MapKernel::Source::computed && s.reg >= 0) {
-        const auto result = std::find(code.results.begin(), code.results.end(), Location{false, s.reg});
-        if (result != code.results.end()) s.result = std::int32_t(result - code.results.begin());
-      }
-  }
-}
-
-namespace {
-
 bool in_order_and_own(const nx::detail::TensorImpl& impl) {
   return !impl.storage->borrowed && impl.offset == 0 && nx::ops::is_contiguous(impl);
 }
@@ -100,12 +75,16 @@ bool held_alone(const nx::Tensor& t) {
          impl.storage->refs.load(std::memory_order_acquire) == 1 && in_order_and_own(impl);
 }
 
+// How many of the frame's registers view `storage`.
+std::size_t registers_viewing(const Frame& f, const nx::detail::Storage* storage) {
+  std::size_t views = 0;
+  for (const nx::Tensor& t : f.tensors) views += t.defined() && t.impl()->storage.get() == storage;
+  return views;
+}
+
 bool donated_alone(const Frame& f, const nx::Tensor& t) {
   const nx::detail::TensorImpl& impl = *t.impl();
-  if (!impl.donated_to_call || !in_order_and_own(impl)) return false;
-  std::size_t views = 0;  // (t's own register among them)
-  for (const nx::Tensor& other : f.tensors) views += other.defined() && other.impl()->storage == impl.storage;
-  return views == 1;
+  return impl.donated_to_call && in_order_and_own(impl) && registers_viewing(f, impl.storage.get()) == 1;
 }
 
 bool overlap(const nx::detail::Storage& a, const nx::detail::Storage& b) {
@@ -134,12 +113,31 @@ bool into_callers_buffer(const MapKernel& m, const MapKernel::Slot& slot, const 
   const bool dies_here = std::any_of(slot.donors.begin(), slot.donors.end(), [&](std::int32_t d) {
     return d >= 0 && m.slots[std::size_t(d)].reg == at.index;
   });
-  std::size_t views = 0;  // (its own register among them)
-  for (const nx::Tensor& other : f.tensors) views += other.defined() && other.impl()->storage == arg.impl()->storage;
-  return dies_here && views == 1;
+  return dies_here && registers_viewing(f, arg.impl()->storage.get()) == 1;  // (its own register)
 }
 
 }  // namespace
+
+void plan_memory(Code& code, bool parameters) {
+  std::vector<bool> kept(code.tensors.size(), false);
+  for (const std::vector<Location>* held : {&code.params, &code.results, &code.constants})
+    if (held != &code.params || !parameters)
+      for (Location at : *held)
+        if (!at.scalar) kept[std::size_t(at.index)] = true;
+  std::vector<std::size_t> last_read(code.tensors.size(), 0);
+  for (std::size_t pc = 0; pc < code.instructions.size(); ++pc)
+    tensors_read(code, code.instructions[pc], [&](std::int32_t r) { last_read[std::size_t(r)] = pc; });
+  for (std::size_t pc = 0; pc < code.instructions.size(); ++pc) {
+    if (code.instructions[pc].op != Op::map) continue;
+    MapKernel& m = code.maps[std::size_t(code.instructions[pc].aux)];
+    choose_donors(m, pc, last_read, kept);
+    for (MapKernel::Slot& s : m.slots)
+      if (s.source == MapKernel::Source::computed && s.reg >= 0) {
+        const auto result = std::find(code.results.begin(), code.results.end(), Location{false, s.reg});
+        if (result != code.results.end()) s.result = std::int32_t(result - code.results.begin());
+      }
+  }
+}
 
 nx::Tensor buffer_for(const MapKernel& m, const MapKernel::Slot& slot, Frame& f) {
   if (slot.result >= 0 && !f.into.empty() && into_callers_buffer(m, slot, f)) return f.into[std::size_t(slot.result)];
