@@ -448,6 +448,13 @@ def w6_section(rows, w):
             ("Numba njit from Python", lambda r: r.impl.startswith("numba"))),
             lambda label, p: w6_ns(p) and
             f"{label} {w6_ns(p):.0f} ns ({vs(w6_ns(p), ns, 'the jit call' if 'eager' in label else 'rune')})")
+        fastest = [x.lo for x in rj.rs if x.lo is not None]
+        if fastest:
+            w("")
+            w(f"Noise: on this VM one process's time per call moves between two levels, about 2x apart, every "
+              f"50-100 ms, on either core and with nothing else running (measured in session 6 with "
+              f"OPENBLAS_NUM_THREADS=1, 0.99 CPUs used): other load on the host. The fastest sample of this run "
+              f"was {min(fastest) / 10_000 * 1e9:.0f} ns/call; the verdict uses the median, as every other row.")
     else:
         w("**rune: no W6 result (see the raw output below).**")
     w("")
