@@ -237,6 +237,41 @@ TEST_CASE("an operand repeated along the kernel's leading axes (a bias on each r
   CHECK(count(listing(two, x, b, c), "= map ") == 2);
 }
 
+TEST_CASE("slices and reshapes that are runs of their operand's elements are read in place by the kernels") {
+  auto neighbours = [](const Tensor& x) {
+    const Tensor padded = nx::pad(x, {{1, 1}});
+    const std::int64_t n = x.shape()[0];
+    return nx::slice(padded, {0}, {n}) + nx::slice(padded, {2}, {n + 2}) - 2. * x;
+  };
+  const Tensor x = nx::linspace(nx::float64, -1., 1., 7);
+  const std::string text = listing(neighbours, x);
+  INFO(text);
+  CHECK(count(text, "  call ") == 1);  // the pad; the slices are t1@0 and t1@2
+  CHECK(count(text, "@0 ") + count(text, "@2") == 2);
+  same_on_both(*compiled(neighbours, x), {x});
+
+  // Views of views compose; a view of a strided value reads it in C order; a view that is a result,
+  // or that something else reads, is made where it is read.
+  auto middle = [](const Tensor& m) { return nx::reshape(nx::slice(nx::reshape(m, {4, 3}), {1, 0}, {3, 3}), {6}); };
+  auto rows = [&](const Tensor& m) { return std::pair{middle(m) * 2. + 1., nx::slice(m, {0, 0}, {1, 4}) * 3. - 1.}; };
+  const Tensor m = nx::reshape(nx::linspace(nx::float32, 0., 11., 12), {3, 4});
+  const std::string views = listing(rows, m);
+  INFO(views);
+  CHECK(count(views, "t0@3") == 1);
+  CHECK(count(views, "t0@0") == 1);
+  CHECK(count(views, "  call ") == 0);
+  same_on_both(*compiled(rows, m), {m});
+  const Tensor strided = nx::transpose(nx::reshape(nx::linspace(nx::float32, 0., 11., 12), {4, 3}));
+  same_on_both(*compiled(rows, strided), {strided});
+  auto summed = [&](const Tensor& m) { return std::pair{middle(m) * 2. + 1., nx::sum(middle(m), {0})}; };
+  same_on_both(*compiled(summed, m), {m});
+  auto returned = [](const Tensor& v) { const Tensor head = nx::slice(v, {0}, {2}); return std::pair{head, head * 2. + 1.}; };
+  same_on_both(*compiled(returned, x), {x});
+  auto broadcast = [](const Tensor& a, const Tensor& b) { return a * 2. + nx::reshape(b, {1, 3}); };
+  const Tensor a = nx::ones(nx::float64, {2, 3}), b = nx::linspace(nx::float64, 0., 2., 3);
+  same_on_both(*compiled(broadcast, a, b), {a, b});
+}
+
 TEST_CASE("a map kernel writes its result in place of an operand that dies there, when nothing else holds it") {
   auto f = [](const Tensor& a) { return nx::exp(nx::matmul(a, a)) * 2. + 1.; };
   const Tensor a = nx::reshape(nx::linspace(nx::float64, -1., 1., 16), {4, 4});

@@ -69,6 +69,7 @@ struct MapKernel {
     tensor,    // t[reg], of the kernel's shape (made C-order when it is not)
     element,   // t[reg], one element, broadcast
     rows,      // t[reg], of the kernel's trailing axes: one row, repeated along the leading ones
+    view,      // t[reg]'s elements in C order from `offset` (a slice or reshape that is a run of them)
     scalar,    // s[reg], broadcast
     computed,  // a step's result: kept in a block buffer, or written to t[reg]
   };
@@ -76,6 +77,7 @@ struct MapKernel {
     Source source = Source::computed;
     std::int32_t reg = -1;  // computed: the output register, -1 for a temporary
     nx::DType dtype = nx::DType::float32;
+    std::int64_t offset = 0;  // view: the first element
     // computed, written: tensor slots of its dtype whose values die here
     // and that no later step reads, -1 past the last; the first whose
     // buffer nothing else holds at run time is written in place

@@ -55,6 +55,7 @@ class Compiler {
     place_values();
     for (std::size_t i = 0; i < p_.equations.size(); ++i) add(i);
     close_group();
+    for (int v : p_.results) materialize(v);
     for (int v : p_.params) code_.params.push_back(home_[std::size_t(v)]);
     for (int v : p_.results) code_.results.push_back(home_[std::size_t(v)]);
     for (std::size_t k = 0; k < code_.results.size(); ++k)
@@ -132,8 +133,56 @@ class Compiler {
         close_group();
         break;
       }
-    if (element_of_tensor(eq)) return emit_load(eq.outputs[0], home(eq.inputs[0]).index);
+    if (element_of_tensor(eq)) {
+      materialize(eq.inputs[0]);
+      return emit_load(eq.outputs[0], home(eq.inputs[0]).index);
+    }
+    if (const std::optional<std::int64_t> offset = contiguous_view(eq)) {
+      pending_views_[eq.outputs[0]] = {i, eq.inputs[0], *offset};
+      return;
+    }
     emit_equation(eq);
+  }
+
+  // ---- views
+  // A slice or reshape whose elements are a run of its operand's, in C
+  // order, from element `offset` (when the operand is in C order): nothing
+  // is emitted for it until something reads it; a map kernel reading it
+  // addresses the operand's elements in place (Source::view), anything else
+  // has it materialized, its eager rule called where it is read.
+  std::optional<std::int64_t> contiguous_view(const ir::Equation& eq) const {
+    if (eq.kind != ir::OpKind::primitive || home(eq.outputs[0]).scalar || home(eq.inputs[0]).scalar) return {};
+    if (eq.prim == Prim::reshape) return 0;
+    if (eq.prim != Prim::slice) return {};
+    const nx::Shape &in = type(eq.inputs[0]).shape, &out = type(eq.outputs[0]).shape;
+    std::int64_t offset = 0, in_stride = 1, out_stride = 1;
+    for (std::size_t d = in.size(); d-- > 0;) {
+      offset += eq.params.starts[d] * in_stride;
+      if (out[d] > 1 && in_stride * eq.params.steps[d] != out_stride) return {};
+      in_stride *= in[d];
+      out_stride *= out[d];
+    }
+    return offset;
+  }
+
+  // The value v is a run of, and where that run starts: through views of
+  // views to a value something computes.
+  std::pair<int, std::int64_t> run_of(int v) const {
+    std::int64_t offset = 0;
+    for (auto view = pending_views_.find(v); view != pending_views_.end(); view = pending_views_.find(v)) {
+      offset += view->second.offset;
+      v = view->second.of;
+    }
+    return {v, offset};
+  }
+
+  // Emits a pending view's equation, before the instruction reading it.
+  void materialize(int v) {
+    const auto view = pending_views_.find(v);
+    if (view == pending_views_.end()) return;
+    const std::size_t i = view->second.equation;
+    pending_views_.erase(view);
+    emit_equation(p_.equations[i]);
   }
 
   // ---- scalar instructions
@@ -374,6 +423,16 @@ class Compiler {
       if (found != slot_of.end()) return found->second;
       MapKernel::Slot s;
       s.dtype = type(v).dtype;
+      if (pending_views_.count(v) && type(v).shape != m.shape) materialize(v);  // (a view read broadcast)
+      if (pending_views_.count(v)) {
+        const auto [of, offset] = run_of(v);
+        materialize(of);
+        s.reg = home(of).index;
+        s.source = MapKernel::Source::view;
+        s.offset = offset;
+        m.slots.push_back(s);
+        return slot_of[v] = std::int32_t(m.slots.size() - 1);
+      }
       s.reg = home(v).index;
       s.source = home(v).scalar                         ? MapKernel::Source::scalar
                  : type(v).shape == m.shape             ? MapKernel::Source::tensor
@@ -420,6 +479,7 @@ class Compiler {
   // The register holding v as a tensor: a scalar register is boxed by an
   // instruction, a scalar constant once, here.
   std::int32_t tensor_register(int v) {
+    materialize(v);
     if (!home(v).scalar) return home(v).index;
     if (auto constant = scalar_constants_.find(v); constant != scalar_constants_.end()) {
       if (constant->second.boxed < 0) {
@@ -466,7 +526,10 @@ class Compiler {
     ScanOp scan;
     scan.step = compile_code(eq.programs[0], false);
     scan.info = std::get<ir::ScanInfo>(eq.info);
-    for (int v : eq.inputs) scan.inputs.push_back(home(v));
+    for (int v : eq.inputs) {
+      materialize(v);
+      scan.inputs.push_back(home(v));
+    }
     for (int v : eq.outputs) {
       scan.outputs.push_back(home(v));
       scan.output_types.push_back(type(v));
@@ -487,7 +550,10 @@ class Compiler {
     Invoke invoke;
     invoke.equation = &eq;
     for (const auto& program : eq.programs) invoke.codes.push_back(compile_code(program, false));
-    for (int v : eq.inputs) invoke.inputs.push_back(home(v));
+    for (int v : eq.inputs) {
+      materialize(v);
+      invoke.inputs.push_back(home(v));
+    }
     for (int v : eq.outputs) invoke.outputs.push_back(home(v));
     code_.invokes.push_back(std::move(invoke));
     emit_indexed(op, code_.invokes.size());
@@ -503,6 +569,12 @@ class Compiler {
     std::int32_t boxed;  // the tensor register holding it, -1 until one is needed
   };
   std::unordered_map<int, ScalarConstant> scalar_constants_;
+  struct View {
+    std::size_t equation;  // the slice or reshape
+    int of;                // its operand
+    std::int64_t offset;   // where its run starts in the operand's elements
+  };
+  std::unordered_map<int, View> pending_views_;  // views not emitted yet, by value
   Group group_;
 };
 

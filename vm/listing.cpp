@@ -56,6 +56,7 @@ std::string slot_name(const MapKernel& m, std::int32_t k) {
     case MapKernel::Source::tensor:
     case MapKernel::Source::element:
     case MapKernel::Source::rows: return treg(s.reg);
+    case MapKernel::Source::view: return treg(s.reg) + "@" + std::to_string(s.offset);
     case MapKernel::Source::computed: return s.reg >= 0 ? treg(s.reg) : std::string("m").append(std::to_string(k));
   }
   return "";

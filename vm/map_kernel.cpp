@@ -321,6 +321,9 @@ void run_map(const MapKernel& m, Frame& f) {
     place.size = nx::size_of(slot.dtype);
     switch (slot.source) {
       case Source::tensor: place.base = in_order(f.tensors[std::size_t(slot.reg)]); break;
+      case Source::view:
+        place.base = in_order(f.tensors[std::size_t(slot.reg)]) + slot.offset * std::int64_t(place.size);
+        break;
       case Source::element:
         place.base = nx::ops::base_address(*f.tensors[std::size_t(slot.reg)].impl());
         place.stride = 0;
