@@ -5,10 +5,13 @@
 // - an elementwise primitive over scalar registers becomes one scalar
 //   instruction;
 // - elementwise primitives over tensors of one shape (their operands of
-//   that shape or of one element) gather into a map kernel, emitted when a
-//   later equation reads one of its values or an elementwise one of another
-//   shape comes (the equations in between read nothing of it, so they may
-//   run first); a kernel writes only the values read outside it;
+//   that shape, of one element, or rows repeated along the leading axes)
+//   gather into a map kernel, emitted when a later equation reads one of
+//   its values or an elementwise one of another shape comes (the equations
+//   in between read nothing of it, so they may run first); a kernel writes
+//   only the values read outside it;
+// - a slice or reshape that is a run of its operand's elements waits: a
+//   kernel reads the operand in place, anything else has it emitted then;
 // - a reduction of one of a kernel's values over its trailing axes (all of
 //   them, or the last ones: a row's sum) joins the kernel (sum(x * x) is
 //   one pass); its result is ready when the kernel has run, so an equation
@@ -16,6 +19,8 @@
 // - a construct lowers as the construct table says (ir::Lowering): its
 //   sub-programs compiled and run by an instruction of its kind, or its eager
 //   rule called; every other primitive calls its eager rule.
+// Which buffers the kernels may write in place is the memory plan's, on the
+// finished code (memory_plan.hpp).
 #include "vm/compile.hpp"
 
 #include <algorithm>
