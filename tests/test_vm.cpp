@@ -237,6 +237,35 @@ TEST_CASE("an operand repeated along the kernel's leading axes (a bias on each r
   CHECK(count(listing(two, x, b, c), "= map ") == 2);
 }
 
+TEST_CASE("an operand with one element per row (a column) joins the kernel, repeated along each row") {
+  auto centred = [](const Tensor& x, const Tensor& scale) {
+    const Tensor m = nx::reshape(nx::max(x, {1}), {x.shape()[0], 1});
+    const Tensor e = nx::exp((x - m) * scale);
+    return e / nx::reshape(nx::sum(e, {1}), {x.shape()[0], 1});
+  };
+  const std::string text = listing(centred, nx::zeros(nx::float64, {3, 4}), nx::ones(nx::float64, {3, 1}));
+  INFO(text);
+  CHECK(count(text, "= map ") == 1);  // (then the division, one eager call)
+  CHECK(count(text, "steps, rows of 4") == 1);
+  for (nx::DType dtype : {nx::float32, nx::float64})
+    for (auto [n_rows, row] : {std::pair{3, 4}, {200, 10}, {64, 1024}, {3, 1500}, {700, 300}}) {
+      INFO(nx::name(dtype) << " [" << n_rows << ", " << row << "]");
+      const Tensor x = nx::reshape(nx::linspace(dtype, -3., 3., n_rows * row), {n_rows, row});
+      const Tensor scale = nx::reshape(nx::linspace(dtype, 0.5, 1.5, n_rows), {n_rows, 1});
+      auto code = compiled(centred, x, scale);
+      same_on_both(*code, {x, scale});
+      tbb::global_control one(tbb::global_control::max_allowed_parallelism, 1);
+      same_on_both(*code, {x, scale});
+    }
+  // A column over several trailing axes, beside a row of the same length.
+  auto slabs = [](const Tensor& x, const Tensor& per_slab, const Tensor& row) { return x * per_slab + row; };
+  const Tensor x = nx::reshape(nx::linspace(nx::float32, -1., 1., 2 * 3 * 5), {2, 3, 5});
+  const Tensor per_slab = nx::reshape(nx::create(nx::float32, {2}, {2.f, -1.f}), {2, 1, 1});
+  const Tensor row = nx::reshape(nx::linspace(nx::float32, 0., 1., 15), {3, 5});
+  CHECK(count(listing(slabs, x, per_slab, row), "steps, rows of 15") == 1);
+  same_on_both(*compiled(slabs, x, per_slab, row), {x, per_slab, row});
+}
+
 TEST_CASE("slices and reshapes that are runs of their operand's elements are read in place by the kernels") {
   auto neighbours = [](const Tensor& x) {
     const Tensor padded = nx::pad(x, {{1, 1}});

@@ -69,6 +69,7 @@ struct MapKernel {
     tensor,    // t[reg], of the kernel's shape (made C-order when it is not)
     element,   // t[reg], one element, broadcast
     rows,      // t[reg], of the kernel's trailing axes: one row, repeated along the leading ones
+    columns,   // t[reg], of the kernel's leading axes: one element per row, repeated along it
     view,      // t[reg]'s elements in C order from `offset` (a slice or reshape that is a run of them)
     scalar,    // s[reg], broadcast
     computed,  // a step's result: kept in a block buffer, or written to t[reg]

@@ -304,6 +304,30 @@ class Compiler {
     return nx::numel(operand) > 1 ? nx::numel(operand) : 0;
   }
 
+  // The length of the rows whose elements one element of `operand` is
+  // repeated over, along a kernel of shape `kernel`: its axes, right-aligned
+  // with the kernel's, are the kernel's leading ones then 1s (a value per
+  // row of a matrix, `x - nx::max(x, {1}, true)`). 0 when it is not such a
+  // column.
+  static std::int64_t column_of_operand(const nx::Shape& operand, const nx::Shape& kernel) {
+    if (operand.size() > kernel.size() || nx::numel(operand) <= 1) return 0;
+    const std::size_t pad = kernel.size() - operand.size();
+    auto axis = [&](std::size_t d) { return d < pad ? std::int64_t(1) : operand[d - pad]; };
+    std::size_t ones = kernel.size();  // the trailing axes of length 1
+    while (ones > 0 && axis(ones - 1) == 1) --ones;
+    for (std::size_t d = 0; d < ones; ++d)
+      if (axis(d) != kernel[d]) return 0;
+    std::int64_t row = 1;
+    for (std::size_t d = ones; d < kernel.size(); ++d) row *= kernel[d];
+    return ones < kernel.size() && row > 1 ? row : 0;
+  }
+
+  // The rows a broadcast operand runs the kernel in: a row's or a column's.
+  static std::int64_t repeat_of_operand(const nx::Shape& operand, const nx::Shape& kernel) {
+    const std::int64_t row = row_of_operand(operand, kernel);
+    return row != 0 ? row : column_of_operand(operand, kernel);
+  }
+
   // The elements of a row `eq` reduces when it reduces the trailing axes of
   // its operand (all of them, or some), of the operand's dtype, with pieces
   // in the kernel table; else nothing.
@@ -335,8 +359,8 @@ class Compiler {
 
   // The kernel's rows once eq joins it (0: none), or nothing when it cannot:
   // its operands are the kernel's values, scalars, tensors of its shape,
-  // single elements, or rows of one length, of which its reductions' rows
-  // are made.
+  // single elements, or rows and columns of one row length, of which its
+  // reductions' rows are made.
   std::optional<std::int64_t> joins_group(const ir::Equation& eq) const {
     const nx::Shape& shape = type(eq.outputs[0]).shape;
     std::int64_t row = group_.members.empty() ? 0 : group_.row;
@@ -344,7 +368,7 @@ class Compiler {
       if (group_.values.count(v) || home(v).scalar) continue;
       const nx::Shape& operand = type(v).shape;
       if (operand == shape || nx::numel(operand) == 1) continue;
-      const std::int64_t n = row_of_operand(operand, shape);
+      const std::int64_t n = repeat_of_operand(operand, shape);
       if (n == 0 || (row != 0 && n != row) || (!group_.reductions.empty() && group_.reduction_row % n != 0))
         return std::nullopt;
       row = n;
@@ -399,7 +423,7 @@ class Compiler {
     for (std::size_t i : deferred)
       for (int v : p_.equations[i].inputs)
         if (!deferred_values.count(v) && !home(v).scalar)
-          if (const std::int64_t n = row_of_operand(type(v).shape, shape)) group_.row = n;
+          if (const std::int64_t n = repeat_of_operand(type(v).shape, shape)) group_.row = n;
     group_.members = std::move(deferred);
     group_.values = std::move(deferred_values);
   }
@@ -439,10 +463,11 @@ class Compiler {
         return slot_of[v] = std::int32_t(m.slots.size() - 1);
       }
       s.reg = home(v).index;
-      s.source = home(v).scalar                         ? MapKernel::Source::scalar
-                 : type(v).shape == m.shape             ? MapKernel::Source::tensor
-                 : nx::numel(type(v).shape) == 1        ? MapKernel::Source::element
-                                                        : MapKernel::Source::rows;
+      s.source = home(v).scalar                              ? MapKernel::Source::scalar
+                 : type(v).shape == m.shape                  ? MapKernel::Source::tensor
+                 : nx::numel(type(v).shape) == 1             ? MapKernel::Source::element
+                 : row_of_operand(type(v).shape, m.shape)    ? MapKernel::Source::rows
+                                                             : MapKernel::Source::columns;
       m.slots.push_back(s);
       return slot_of[v] = std::int32_t(m.slots.size() - 1);
     };

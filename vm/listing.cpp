@@ -55,7 +55,8 @@ std::string slot_name(const MapKernel& m, std::int32_t k) {
     case MapKernel::Source::scalar: return sreg(s.reg);
     case MapKernel::Source::tensor:
     case MapKernel::Source::element:
-    case MapKernel::Source::rows: return treg(s.reg);
+    case MapKernel::Source::rows:
+    case MapKernel::Source::columns: return treg(s.reg);
     case MapKernel::Source::view: return treg(s.reg) + "@" + std::to_string(s.offset);
     case MapKernel::Source::computed: return s.reg >= 0 ? treg(s.reg) : std::string("m").append(std::to_string(k));
   }
@@ -174,8 +175,9 @@ std::string listing(const Code& code) {
   }
   for (std::size_t k = 0; k < code.maps.size(); ++k) {
     const MapKernel& m = code.maps[k];
-    const bool rows = std::any_of(m.slots.begin(), m.slots.end(),
-                                  [](const MapKernel::Slot& s) { return s.source == MapKernel::Source::rows; });
+    const bool rows = std::any_of(m.slots.begin(), m.slots.end(), [](const MapKernel::Slot& s) {
+      return s.source == MapKernel::Source::rows || s.source == MapKernel::Source::columns;
+    });
     out += "map " + std::to_string(k) + ": " + nx::to_string(m.shape) + ", " + std::to_string(m.steps.size()) +
            " steps" + (rows ? ", rows of " + std::to_string(m.row) : "") + "\n" + map_text(m);
   }

@@ -41,6 +41,8 @@ struct Place {
     temporary,  // at `offset` in the thread's block buffers
     repeated,   // at base, for every block: a row repeated over a block of whole rows
     row,        // base + begin % row: a block within one row
+    column,     // base + begin / row, broadcast: a block within one row
+    columns,    // at `offset` in the thread's block buffers: each row's element repeated along it
   };
   Kind kind = Kind::memory;
   char* base = nullptr;
@@ -51,6 +53,7 @@ struct Place {
 // (a kernel of up to 32 slots places them without allocating)
 struct Places {
   boost::container::small_vector<Place, 32> slots;
+  boost::container::small_vector<std::int32_t, 4> columns;  // the slots spread over each block first
   std::size_t temp_bytes = 0;
 };
 
@@ -98,6 +101,22 @@ struct Folder {
   }
 };
 
+// `count` copies of the element of `size` bytes at `element`, at `out`.
+void spread(const char* element, std::size_t size, std::int64_t count, char* out) {
+  auto fill = [&](auto word) {
+    std::memcpy(&word, element, sizeof word);
+    std::fill_n(reinterpret_cast<decltype(word)*>(out), count, word);
+  };
+  switch (size) {
+    case 1: return fill(std::uint8_t{});
+    case 2: return fill(std::uint16_t{});
+    case 4: return fill(std::uint32_t{});
+    case 8: return fill(std::uint64_t{});
+    default:
+      for (std::int64_t k = 0; k < count; ++k) std::memcpy(out + std::size_t(k) * size, element, size);
+  }
+}
+
 // The kernel's blocks on one thread: its steps computed on elements
 // [begin, begin + n), n <= block, the temporaries in the thread's buffers.
 // A kernel in rows (m.row) computes blocks of whole rows, or parts of one.
@@ -113,14 +132,23 @@ class Blocks {
   char* ptr(std::int32_t k, std::int64_t begin) const {
     const Place& p = at_.slots[std::size_t(k)];
     switch (p.kind) {
-      case Place::Kind::temporary: return reinterpret_cast<char*>(temps_ + p.offset);
+      case Place::Kind::temporary:
+      case Place::Kind::columns: return reinterpret_cast<char*>(temps_ + p.offset);
       case Place::Kind::repeated: return p.base;
       case Place::Kind::row: return p.base + (begin % m_.row) * std::int64_t(p.size);
+      case Place::Kind::column: return p.base + (begin / m_.row) * std::int64_t(p.size);
       default: return p.base + begin * p.stride * std::int64_t(p.size);
     }
   }
 
   void compute(std::int64_t begin, std::int64_t n) const {
+    for (std::int32_t k : at_.columns) {  // (a block of whole rows: each row's element along it)
+      const Place& p = at_.slots[std::size_t(k)];
+      char* out = reinterpret_cast<char*>(temps_ + p.offset);
+      for (std::int64_t r = 0; r < n / m_.row; ++r)
+        spread(p.base + (begin / m_.row + r) * std::int64_t(p.size), p.size, m_.row,
+               out + std::size_t(r * m_.row) * p.size);
+    }
     auto stride = [&](std::int32_t k) { return at_.slots[std::size_t(k)].stride; };
     for (const MapKernel::Step& s : m_.steps) {
       switch (s.family) {
@@ -331,6 +359,18 @@ void run_map(const MapKernel& m, Frame& f) {
       case Source::scalar:
         place.base = reinterpret_cast<char*>(f.scalars[std::size_t(slot.reg)].bytes);
         place.stride = 0;
+        break;
+      case Source::columns:
+        place.base = in_order(f.tensors[std::size_t(slot.reg)]);
+        if (m.row > block) {
+          place.kind = Kind::column;
+          place.stride = 0;
+        } else {
+          place.kind = Kind::columns;
+          place.offset = at.temp_bytes;
+          at.temp_bytes += block_bytes(place.size);
+          at.columns.push_back(std::int32_t(at.slots.size()));
+        }
         break;
       case Source::rows: {
         char* row = in_order(f.tensors[std::size_t(slot.reg)]);
