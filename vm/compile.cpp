@@ -454,20 +454,18 @@ class Compiler {
       s.dtype = type(v).dtype;
       if (pending_views_.count(v) && type(v).shape != m.shape) materialize(v);  // (a view read broadcast)
       if (pending_views_.count(v)) {
-        const auto [of, offset] = run_of(v);
-        materialize(of);
+        const auto [of, offset] = run_of(v);  // (a value emitted already)
         s.reg = home(of).index;
         s.source = MapKernel::Source::view;
         s.offset = offset;
-        m.slots.push_back(s);
-        return slot_of[v] = std::int32_t(m.slots.size() - 1);
+      } else {
+        s.reg = home(v).index;
+        s.source = home(v).scalar                           ? MapKernel::Source::scalar
+                   : type(v).shape == m.shape               ? MapKernel::Source::tensor
+                   : nx::numel(type(v).shape) == 1          ? MapKernel::Source::element
+                   : row_of_operand(type(v).shape, m.shape) ? MapKernel::Source::rows
+                                                            : MapKernel::Source::columns;
       }
-      s.reg = home(v).index;
-      s.source = home(v).scalar                              ? MapKernel::Source::scalar
-                 : type(v).shape == m.shape                  ? MapKernel::Source::tensor
-                 : nx::numel(type(v).shape) == 1             ? MapKernel::Source::element
-                 : row_of_operand(type(v).shape, m.shape)    ? MapKernel::Source::rows
-                                                             : MapKernel::Source::columns;
       m.slots.push_back(s);
       return slot_of[v] = std::int32_t(m.slots.size() - 1);
     };

@@ -13,6 +13,7 @@
 #include "ops/trace.hpp"
 #include "vm/compile.hpp"
 #include "vm/machine.hpp"
+#include "vm/memory_plan.hpp"
 
 namespace rune::vm {
 
@@ -43,13 +44,8 @@ void check_not_donated(std::span<const nx::Tensor> args, std::string_view api) {
 nx::Tensor aside(nx::Tensor value, std::span<const nx::Tensor> buffers) {
   const nx::detail::Storage& storage = *value.impl()->storage;
   if (!storage.borrowed) return value;
-  const char* first = static_cast<const char*>(storage.data);
-  const char* end = first + storage.bytes;
-  for (const nx::Tensor& buffer : buffers) {
-    const nx::detail::Storage& b = *buffer.impl()->storage;
-    if (static_cast<const char*>(b.data) < end && first < static_cast<const char*>(b.data) + b.bytes)
-      return nx::ops::copy(value);
-  }
+  for (const nx::Tensor& buffer : buffers)
+    if (overlap(storage, *buffer.impl()->storage)) return nx::ops::copy(value);
   return value;
 }
 

@@ -44,16 +44,6 @@ void run_primitive(const Call& call, Frame& f) {
 
 thread_local CheckScope* innermost_checks = nullptr;
 
-void run_construct(const Call& call, Frame& f);
-
-void run_check(const Call& call, Frame& f) {
-  try {
-    run_construct(call, f);
-  } catch (...) {
-    CheckScope::failed(std::current_exception());
-  }
-}
-
 void run_construct(const Call& call, Frame& f) {
   const Operands in = operands_of(call, f);
   std::vector<nx::Tensor> out =
@@ -61,6 +51,14 @@ void run_construct(const Call& call, Frame& f) {
                          ir::entry_point(*call.equation));
   for (std::size_t k = 0; k < out.size() && k < call.outputs.size(); ++k)
     f.tensors[std::size_t(call.outputs[k])] = std::move(out[k]);
+}
+
+void run_check(const Call& call, Frame& f) {
+  try {
+    run_construct(call, f);
+  } catch (...) {
+    CheckScope::failed(std::current_exception());
+  }
 }
 
 // Threaded dispatch (labels as values, of GCC and Clang): each

@@ -57,6 +57,22 @@ struct Places {
   std::size_t temp_bytes = 0;
 };
 
+// `bytes` of a thread's scratch `buffer`, aligned to 64.
+unsigned char* scratch(std::vector<unsigned char>& buffer, std::size_t bytes) {
+  if (buffer.size() < bytes + align) buffer.resize(bytes + align);
+  return buffer.data() + (align - reinterpret_cast<std::uintptr_t>(buffer.data()) % align) % align;
+}
+
+std::size_t block_bytes(std::size_t element) { return (std::size_t(block) * element + align - 1) / align * align; }
+
+// The kernel's rows operands repeated over a block of whole rows, in the
+// calling thread's buffer (read by every block, on every thread, while the
+// kernel runs): one block's bytes per operand.
+char* rows_buffer(std::size_t bytes) {
+  thread_local std::vector<unsigned char> buffer;
+  return reinterpret_cast<char*>(scratch(buffer, bytes));
+}
+
 // The running state of one reduction.
 struct alignas(64) ReduceState {
   unsigned char bytes[nx::ops::kernels::reduce_state_bytes];
@@ -124,8 +140,7 @@ class Blocks {
  public:
   Blocks(const MapKernel& m, const Places& at) : m_(m), at_(at) {
     thread_local std::vector<unsigned char> buffer;
-    if (buffer.size() < at.temp_bytes + align) buffer.resize(at.temp_bytes + align);
-    temps_ = buffer.data() + (align - reinterpret_cast<std::uintptr_t>(buffer.data()) % align) % align;
+    temps_ = scratch(buffer, at.temp_bytes);
   }
 
   // Where slot k's elements of the block from `begin` are.
@@ -212,22 +227,32 @@ struct Results {
   std::size_t size[MapKernel::max_reductions];
 };
 
-// One result's row [begin, begin + row): in the eager reduction's segments,
-// each folded block by block, then the segments' results as eager reduces
-// them; result r written at results.at[r] + index * size.
-void reduce_row(const MapKernel& m, const Blocks& blocks, std::int64_t begin, std::int64_t row, std::int64_t index,
-                const Results& results) {
+// One result's row [begin, begin + row): in the eager reduction's segments
+// (on oneTBB when `parallel`), each folded block by block, then the
+// segments' results as eager reduces them; result r written at
+// results.at[r] + index * size.
+void reduce_row(const MapKernel& m, const Places& at, std::int64_t begin, std::int64_t row, std::int64_t index,
+                const Results& results, bool parallel) {
   const std::size_t count = m.reductions.size();
   const std::int64_t segments = std::max<std::int64_t>(1, (row + nx::ops::reduce_segment - 1) / nx::ops::reduce_segment);
   boost::container::small_vector<Partial, MapKernel::max_reductions> partial(std::size_t(segments) * count);
-  for (std::int64_t s = 0; s < segments; ++s) {
+  auto segment = [&](std::int64_t s) {
     Folder folders[MapKernel::max_reductions];
     for (std::size_t r = 0; r < count; ++r) folders[r].start(m.reductions[r].pieces);
     const std::int64_t from = begin + s * nx::ops::reduce_segment;
-    blocks.fold(from, std::min(begin + row, from + nx::ops::reduce_segment), folders);
+    Blocks(m, at).fold(from, std::min(begin + row, from + nx::ops::reduce_segment), folders);
     for (std::size_t r = 0; r < count; ++r)
       folders[r].finish(m.reductions[r].pieces, partial[std::size_t(s) * count + r].bytes);
-  }
+  };
+  if (parallel && segments > 1)
+    tbb::parallel_for(
+        tbb::blocked_range<std::int64_t>(0, segments, 1),
+        [&](const tbb::blocked_range<std::int64_t>& range) {
+          for (std::int64_t s = range.begin(); s < range.end(); ++s) segment(s);
+        },
+        tbb::simple_partitioner());
+  else
+    for (std::int64_t s = 0; s < segments; ++s) segment(s);
   for (std::size_t r = 0; r < count; ++r) {
     char* out = results.at[r] + std::size_t(index) * results.size[r];
     if (segments == 1) {
@@ -276,36 +301,11 @@ void run_reducing(const MapKernel& m, const Places& at, const Results& results) 
   const bool parallel = m.size >= nx::ops::parallel_grain;
   if (rows == 1) {
     const bool aligned = m.row == 0 || m.row > block || nx::ops::reduce_segment % m.row == 0;
-    if (!parallel || !aligned) return reduce_row(m, Blocks(m, at), 0, row, 0, results);
-    const std::int64_t segments = (row + nx::ops::reduce_segment - 1) / nx::ops::reduce_segment;
-    const std::size_t count = m.reductions.size();
-    Results parts;  // each segment's results, then reduced in order as reduce_row does
-    std::vector<std::vector<unsigned char>> firsts(count);
-    for (std::size_t r = 0; r < count; ++r) {
-      firsts[r].resize(std::size_t(segments) * results.size[r]);
-      parts.at[r] = reinterpret_cast<char*>(firsts[r].data());
-      parts.size[r] = results.size[r];
-    }
-    tbb::parallel_for(
-        tbb::blocked_range<std::int64_t>(0, segments, 1),
-        [&](const tbb::blocked_range<std::int64_t>& range) {
-          const Blocks blocks(m, at);
-          for (std::int64_t s = range.begin(); s < range.end(); ++s) {
-            const std::int64_t from = s * nx::ops::reduce_segment;
-            reduce_row(m, blocks, from, std::min(row - from, nx::ops::reduce_segment), s, parts);
-          }
-        },
-        tbb::simple_partitioner());
-    for (std::size_t r = 0; r < count; ++r) {
-      const nx::DType dtype = m.slots[std::size_t(m.reductions[r].slot)].dtype;
-      nx::ops::reduce_row(m.reductions[r].prim, dtype, dtype, segments, parts.at[r], results.at[r]);
-    }
-    return;
+    return reduce_row(m, at, 0, row, 0, results, parallel && aligned);
   }
   auto some_rows = [&](std::int64_t first, std::int64_t last) {
-    const Blocks blocks(m, at);
-    if (row > 0 && row <= block) return reduce_short_rows(m, blocks, first, last, results);
-    for (std::int64_t r = first; r < last; ++r) reduce_row(m, blocks, r * row, row, r, results);
+    if (row > 0 && row <= block) return reduce_short_rows(m, Blocks(m, at), first, last, results);
+    for (std::int64_t r = first; r < last; ++r) reduce_row(m, at, r * row, row, r, results, false);
   };
   if (!parallel) return some_rows(0, rows);
   tbb::parallel_for(
@@ -315,17 +315,6 @@ void run_reducing(const MapKernel& m, const Places& at, const Results& results) 
 }
 
 }  // namespace
-
-// The kernel's rows operands repeated over a block of whole rows, in the
-// calling thread's buffer (read by every block, on every thread, while the
-// kernel runs): one block's bytes per operand, from `rows_buffer(bytes)`.
-std::size_t block_bytes(std::size_t element) { return (std::size_t(block) * element + align - 1) / align * align; }
-
-char* rows_buffer(std::size_t bytes) {
-  thread_local std::vector<unsigned char> buffer;
-  if (buffer.size() < bytes + align) buffer.resize(bytes + align);
-  return reinterpret_cast<char*>(buffer.data()) + (align - reinterpret_cast<std::uintptr_t>(buffer.data()) % align) % align;
-}
 
 void run_map(const MapKernel& m, Frame& f) {
   using Source = MapKernel::Source;

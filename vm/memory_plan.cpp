@@ -87,11 +87,6 @@ bool donated_alone(const Frame& f, const nx::Tensor& t) {
   return impl.donated_to_call && in_order_and_own(impl) && registers_viewing(f, impl.storage.get()) == 1;
 }
 
-bool overlap(const nx::detail::Storage& a, const nx::detail::Storage& b) {
-  const char *a_first = static_cast<const char*>(a.data), *b_first = static_cast<const char*>(b.data);
-  return a_first < b_first + b.bytes && b_first < a_first + a.bytes;
-}
-
 // The caller's buffer for result slot `slot`, when the kernel may compute it
 // there: the buffer overlaps no argument, or is exactly the memory of one
 // that dies in this kernel (one of the slot's donors) and that no other
@@ -137,6 +132,11 @@ void plan_memory(Code& code, bool parameters) {
         if (result != code.results.end()) s.result = std::int32_t(result - code.results.begin());
       }
   }
+}
+
+bool overlap(const nx::detail::Storage& a, const nx::detail::Storage& b) {
+  const char *a_first = static_cast<const char*>(a.data), *b_first = static_cast<const char*>(b.data);
+  return a_first < b_first + b.bytes && b_first < a_first + a.bytes;
 }
 
 nx::Tensor buffer_for(const MapKernel& m, const MapKernel::Slot& slot, Frame& f) {

@@ -25,4 +25,7 @@ void plan_memory(Code& code, bool parameters);
 // time, that nothing else reads the buffer.
 nx::Tensor buffer_for(const MapKernel& m, const MapKernel::Slot& slot, Frame& f);
 
+// Whether the memory of two storages overlaps.
+bool overlap(const nx::detail::Storage& a, const nx::detail::Storage& b);
+
 }  // namespace rune::vm
