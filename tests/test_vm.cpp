@@ -96,7 +96,7 @@ TEST_CASE("an elementwise chain is one map kernel whose bits are eager's at ever
   CHECK(count(text, "= map ") == 1);
   CHECK(count(text, "  call ") == 0);
   for (nx::DType dtype : {nx::float32, nx::float64})
-    for (std::int64_t size : {0, 1, 5, 1023, 1024, 1025, 300001}) {
+    for (std::int64_t size : {0, 1, 5, 1023, 1024, 1025, 300001, 2100001}) {  // (the last streams its result)
       INFO(nx::name(dtype) << " [" << size << "]");
       const Tensor x = nx::linspace(dtype, -3., 3., size);
       const Tensor eager = chain(x);
@@ -104,6 +104,26 @@ TEST_CASE("an elementwise chain is one map kernel whose bits are eager's at ever
       CHECK(same_bits(compiled(x), eager));
       tbb::global_control one(tbb::global_control::max_allowed_parallelism, 1);
       CHECK(same_bits(compiled(x), eager));
+    }
+}
+
+TEST_CASE("a map kernel's temporaries share block buffers where their lives do not overlap") {
+  const auto code = compiled(chain, nx::zeros(nx::float32, {8}));
+  REQUIRE(code->maps.size() == 1);
+  const rune::vm::MapKernel& m = code->maps[0];
+  std::size_t temporaries = 0;
+  for (const rune::vm::MapKernel::Slot& slot : m.slots)
+    if (slot.source == rune::vm::MapKernel::Source::computed && slot.reg < 0) {
+      ++temporaries;
+      CHECK(slot.buffer >= 0);
+    }
+  CHECK(temporaries == 7);
+  CHECK(m.buffers.size() == 3);  // (exp(-x * x) waits in one while tanh(x * 2 + 1) * x needs two)
+  // A step never writes the buffer of a value it reads.
+  for (const rune::vm::MapKernel::Step& step : m.steps)
+    for (int i = 0; i < nx::ops::info(step.prim).arity; ++i) {
+      const rune::vm::MapKernel::Slot &in = m.slots[std::size_t(step.in[i])], &out = m.slots[std::size_t(step.out)];
+      if (in.buffer >= 0) CHECK(in.buffer != out.buffer);
     }
 }
 

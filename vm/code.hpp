@@ -88,6 +88,9 @@ struct MapKernel {
     // results, -1 when it is not one (a call writing into the caller's
     // buffers may compute it there).
     std::int32_t result = -1;
+    // computed, a temporary: the block buffer holding it (shared by
+    // temporaries whose lives do not overlap)
+    std::int32_t buffer = -1;
   };
   struct Step {
     nx::ops::Family family{};  // unary, binary, select or convert
@@ -113,6 +116,7 @@ struct MapKernel {
   std::vector<Slot> slots;
   std::vector<Step> steps;
   std::vector<Reduction> reductions;  // at most max_reductions
+  std::vector<std::size_t> buffers;   // the element size of each temporaries' block buffer
   // The length of the rows the kernel runs in (0: none), its rows
   // operands': its blocks never cross a row boundary (whole rows, or parts
   // of one row).

@@ -1,4 +1,5 @@
-// The memory plan: which buffers a code's map kernels may write in place.
+// The memory plan: which buffers a code's map kernels may write in place,
+// which block buffers their temporaries share, which results they stream.
 #pragma once
 
 #include "vm/code.hpp"
@@ -12,7 +13,9 @@ struct Frame;
 // and no later step of the kernel reads. Constants (the code's) are never
 // donors; parameters only of a call's own code (`parameters`: not a
 // sub-code's, whose parameters are values of the frame that runs it), and
-// then only when donated (nx::donate).
+// then only when donated (nx::donate). Also gives each kernel's
+// temporaries their block buffers and its large results the streaming
+// loops.
 void plan_memory(Code& code, bool parameters);
 
 // The buffer a map kernel writes slot `slot` into, in frame f: its donor's

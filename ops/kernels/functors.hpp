@@ -14,6 +14,7 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "ops/kernels/f32_math.hpp"
 #include "ops/kernels/f64_math.hpp"
 #include "ops/primitive.hpp"
 
@@ -38,8 +39,9 @@ template <Prim P> struct Op;
 // xsimd's exp and log lose their accuracy where results or arguments are
 // subnormal (or beyond): the lanes in `slow` are computed by the C library
 // instead. The choice depends on each element's value, never its position.
-template <class B, class F> B guarded(B x, B fast, typename B::batch_bool_type slow, F exact) {
-  if (!xsimd::any(slow)) return fast;
+// (The lanes' redo is out of line: the common path inlines into the loops.)
+template <class B, class F>
+[[gnu::noinline, gnu::cold]] B redo_lanes(B x, B fast, typename B::batch_bool_type slow, F exact) {
   using T = typename B::value_type;
   alignas(64) T in[B::size], out[B::size], redo[B::size];
   x.store_aligned(in);
@@ -48,6 +50,10 @@ template <class B, class F> B guarded(B x, B fast, typename B::batch_bool_type s
   for (std::size_t k = 0; k < B::size; ++k)
     if (redo[k] != 0) out[k] = exact(in[k]);
   return B::load_aligned(out);
+}
+template <class B, class F> B guarded(B x, B fast, typename B::batch_bool_type slow, F exact) {
+  if (!xsimd::any(slow)) [[likely]] return fast;
+  return redo_lanes(x, fast, slow, exact);
 }
 // The element type of a batch B, or B itself for a scalar.
 template <class B> struct value_of { using type = typename B::value_type; };
@@ -98,9 +104,12 @@ NX_UNARY_FLOAT(ceil, ceil(x), xsimd::ceil(x))
 
 // exp, log, sin, cos and tanh: float64 runs f64_math.hpp's algorithms (within
 // one ulp, the same bits in the scalar loops and on every instruction set),
-// float32 xsimd's (SIMD) and the C library's (scalar). Where the float64
+// float32 xsimd's (exp and tanh: f32_math.hpp's) on batches and the C
+// library's on single elements. Where the float64
 // algorithm does not apply (`f64_ok` false: out of its range, subnormal, inf,
 // NaN) the C library computes the element, in a batch lane by lane (guarded).
+// The batch code is inlined into the row loops: a call per batch costs a
+// good part of a float32 exp.
 #define NX_UNARY_F64(P, f64_ok, f64_core, f32_simd)                                    \
   template <> struct Op<Prim::P> {                                                     \
     template <class T> static T scalar(T x) {                                          \
@@ -108,7 +117,7 @@ NX_UNARY_FLOAT(ceil, ceil(x), xsimd::ceil(x))
       if constexpr (std::is_same_v<T, double>) return (f64_ok) ? f64_core : std::P(x); \
       else return std::P(x);                                                           \
     }                                                                                  \
-    template <class B> static B simd(B x) {                                            \
+    template <class B> [[gnu::always_inline]] static B simd(B x) {                     \
       if constexpr (std::is_same_v<value_t<B>, double>)                                \
         return guarded(x, f64_core, !(f64_ok), [](auto v) { return std::P(v); });      \
       else return f32_simd;                                                            \
@@ -117,7 +126,7 @@ NX_UNARY_FLOAT(ceil, ceil(x), xsimd::ceil(x))
 // (float64 exp's results stay above 2^-1000: the small correction to 2^(k/128)
 // must not be subnormal.)
 NX_UNARY_F64(exp, in_range(x, -1000 * ln2, max_exponent<B>() * ln2), f64::exp_core(x),
-             guarded(x, xsimd::exp(x), !in_range(x, min_exponent<B>() * ln2, max_exponent<B>() * ln2),
+             guarded(x, f32::exp_core(x), !in_range(x, min_exponent<B>() * ln2, max_exponent<B>() * ln2),
                      [](auto v) { return std::exp(v); }))
 NX_UNARY_F64(log, normal(x), f64::log_core(x),
              guarded(x, xsimd::log(x), !normal(x), [](auto v) { return std::log(v); }))
@@ -129,7 +138,7 @@ NX_UNARY_F64(sin, in_range(x, -1e4, 1e4), f64::sincos_core<false>(x),
 NX_UNARY_F64(cos, in_range(x, -1e4, 1e4), f64::sincos_core<true>(x),
              guarded(x, xsimd::cos(x), !in_range(x, -1e4, 1e4), [](auto v) { return std::cos(v); }))
 #undef NX_UNARY_F64
-// float64 tanh holds everywhere (NaN, inf and large arguments included).
+// tanh holds everywhere (NaN, inf and large arguments included).
 template <> struct Op<Prim::tanh> {
   template <class T> static T scalar(T x) {
     if constexpr (std::is_same_v<T, double>) return f64::tanh_core(x);
@@ -137,7 +146,7 @@ template <> struct Op<Prim::tanh> {
   }
   template <class B> static B simd(B x) {
     if constexpr (std::is_same_v<value_t<B>, double>) return f64::tanh_core(x);
-    else return xsimd::tanh(x);
+    else return f32::tanh_core(x);
   }
 };
 
