@@ -102,9 +102,9 @@ template <class T> void batched(const Tensor& A, const Tensor& B, const Tensor& 
   }
 }
 
-Tensor matmul_eager(Prim, std::span<const Tensor> x, const Params&, const TensorType& type) {
+void matmul_into(Prim, std::span<const Tensor> x, const Params&, const Tensor& c) {
   Tensor a = x[0], b = x[1];
-  const std::size_t nd = type.shape.size();
+  const std::size_t nd = c.shape().size();
   // cblas needs each matrix to be contiguous along one of its axes.
   auto usable = [&](const Tensor& t) {
     const auto& i = *t.impl();
@@ -112,16 +112,23 @@ Tensor matmul_eager(Prim, std::span<const Tensor> x, const Params&, const Tensor
   };
   if (!usable(a)) a = contiguous(a);
   if (!usable(b)) b = contiguous(b);
-  Tensor c = make_tensor(type.dtype, type.shape);
-  visit_dtype(type.dtype, [&](auto d) {
+  visit_dtype(c.dtype(), [&](auto d) {
     using T = element_t<decltype(d)::value>;
     if constexpr (!std::is_same_v<T, bool>) batched<T>(a, b, c);
   });
+}
+
+Tensor matmul_eager(Prim p, std::span<const Tensor> x, const Params& params, const TensorType& type) {
+  Tensor c = make_tensor(type.dtype, type.shape);
+  matmul_into(p, x, params, c);
   return c;
 }
 
 }  // namespace
 
-void register_linalg(Rules* table) { table[int(Prim::matmul)] = {&matmul_type, &matmul_eager}; }
+void register_linalg(Rules* table) {
+  table[int(Prim::matmul)] = {&matmul_type, &matmul_eager};
+  table[int(Prim::matmul)].into = &matmul_into;
+}
 
 }  // namespace nx::ops

@@ -108,6 +108,11 @@ struct Rules {
   // axis 0. Written with nx functions, so it runs under any trace.
   Tensor (*batch)(Prim, std::span<const Tensor> operands, std::span<const bool> batched, const Params&,
                   std::int64_t lanes) = nullptr;
+  // The eager rule computing into `out`: a C-order tensor of the result's
+  // type whose memory no operand shares (the VM gives the buffers its
+  // memory plan chose; `eager` allocates one and calls this). Null where
+  // the rule only allocates its result.
+  void (*into)(Prim, std::span<const Tensor> operands, const Params&, const Tensor& out) = nullptr;
 };
 const Rules& rules(Prim p);
 

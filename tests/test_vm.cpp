@@ -363,6 +363,57 @@ TEST_CASE("a map kernel writes its result in place of an operand that dies there
   same_on_both(*compiled(read_later, a), args);
 }
 
+TEST_CASE("a matrix product computes into the buffer of a dead value of its type, or into the caller's") {
+  // u dies in the row sums (which cannot take its buffer); v, the next product, can.
+  auto f = [](const Tensor& a, const Tensor& b) {
+    const Tensor u = nx::matmul(a, a);
+    return std::pair{nx::sum(u, {1}), nx::matmul(b, b)};
+  };
+  const Tensor a = nx::reshape(nx::linspace(nx::float64, -1., 1., 16), {4, 4});
+  const Tensor b = nx::reshape(nx::linspace(nx::float64, 0., 3., 16), {4, 4});
+  auto code = compiled(f, a, b);
+  const std::string text = rune::vm::listing(*code);
+  INFO(text);
+  REQUIRE(code->calls.size() == 3);  // u, the sums, v
+  const std::int32_t u = code->calls[0].outputs[0], v = code->calls[2].outputs[0];
+  CHECK(code->calls[0].donors[0] == -1);
+  CHECK(code->calls[2].donors[0] == u);
+  CHECK(count(text, "; in place of t" + std::to_string(u)) == 1);
+  const std::vector<Tensor> args{a, b};
+  same_on_both(*code, args);
+
+  rune::vm::Frame frame = rune::vm::start(*code, args);
+  rune::vm::execute(*code, frame, 0, code->instructions.size() - 1);
+  const void* buffer = frame.tensors[std::size_t(u)].impl()->storage->data;
+  rune::vm::execute(*code, frame, code->instructions.size() - 1, code->instructions.size());
+  CHECK(frame.tensors[std::size_t(v)].impl()->storage->data == buffer);
+  CHECK(same_bits(frame.tensors[std::size_t(v)], nx::matmul(b, b)));
+
+  // u held elsewhere too: a fresh buffer, u unchanged.
+  rune::vm::Frame again = rune::vm::start(*code, args);
+  rune::vm::execute(*code, again, 0, code->instructions.size() - 1);
+  const Tensor held = again.tensors[std::size_t(u)];
+  rune::vm::execute(*code, again, code->instructions.size() - 1, code->instructions.size());
+  CHECK(again.tensors[std::size_t(v)].impl()->storage->data != held.impl()->storage->data);
+  CHECK(same_bits(held, nx::matmul(a, a)));
+
+  // A call writing into the caller's buffers: the product is computed there, unless the buffer is an argument's.
+  auto product = [](const Tensor& x, const Tensor& y) { return nx::matmul(x, y); };
+  auto p = compiled(product, a, b);
+  std::vector<double> memory(16);
+  const Tensor into = nx::borrow(nx::float64, {4, 4}, memory.data());
+  rune::vm::Frame call = rune::vm::start(*p, args);
+  call.args = args;
+  call.into = std::span<const Tensor>(&into, 1);
+  rune::vm::execute(*p, call, 0, p->instructions.size());
+  CHECK(call.tensors[std::size_t(p->calls[0].outputs[0])].impl()->storage->data == memory.data());
+  CHECK(same_bits(call.tensors[std::size_t(p->calls[0].outputs[0])], nx::matmul(a, b)));
+  const std::vector<double> a_values = test::values(a);
+  std::copy(a_values.begin(), a_values.end(), memory.begin());  // (a in the caller's buffer, an argument too)
+  rune::run_into(rune::program(product, a, b), std::vector<Tensor>{into, b}, std::vector<Tensor>{into});
+  CHECK(same_bits(into, nx::matmul(a, b)));
+}
+
 TEST_CASE("a donated argument's buffer is written in place when nothing else in the call views it") {
   auto update = [](const Tensor& w, const Tensor& g) { return w - g * 0.5; };
   const std::string text = listing(update, nx::zeros(nx::float64, {3}), nx::zeros(nx::float64, {3}));

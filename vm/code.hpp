@@ -59,6 +59,13 @@ struct Call {
   nx::ops::TensorType type;  // call: the result's type
   std::vector<std::int32_t> inputs;    // tensor registers
   std::vector<std::int32_t> outputs;   // tensor registers
+  // A primitive whose rule computes into a given buffer (Rules::into): the
+  // tensor registers of its result's type dead by then, whose buffer it may
+  // take (-1 past the last), and the index of its result in the code's
+  // results (-1 when it is none), for a call writing into the caller's
+  // buffers (vm/memory_plan.cpp).
+  std::array<std::int32_t, 2> donors{-1, -1};
+  std::int32_t result = -1;
 };
 
 // A fused elementwise kernel: `steps` computed over blocks of `size`

@@ -171,7 +171,14 @@ std::string listing(const Code& code) {
   for (std::size_t pc = 0; pc < code.instructions.size(); ++pc) {
     std::string at = std::to_string(pc);
     at.insert(0, at.size() < 4 ? 4 - at.size() : 0, ' ');
-    out += at + "  " + instruction_text(code, code.instructions[pc]) + "\n";
+    const Instruction& in = code.instructions[pc];
+    out += at + "  " + instruction_text(code, in);
+    if (in.op == Op::call) {  // (the dead values whose buffer its result may take)
+      const Call& c = code.calls[std::size_t(in.aux)];
+      for (std::size_t k = 0; k < c.donors.size() && c.donors[k] >= 0; ++k)
+        out += (k == 0 ? "  ; in place of " : " or ") + treg(c.donors[k]);
+    }
+    out += "\n";
   }
   for (std::size_t k = 0; k < code.maps.size(); ++k) {
     const MapKernel& m = code.maps[k];

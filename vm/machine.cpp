@@ -11,6 +11,7 @@
 #include "ir/trace.hpp"
 #include "ops/concrete.hpp"
 #include "vm/listing.hpp"
+#include "vm/memory_plan.hpp"
 
 namespace rune::vm {
 
@@ -37,9 +38,16 @@ void run_primitive(const Call& call, Frame& f) {
   const Operands in = operands_of(call, f);
   const std::span<const nx::Tensor> operands(in.data(), in.size());
   const ir::Equation& eq = *call.equation;
-  f.tensors[std::size_t(call.outputs[0])] = nx::ops::rules(eq.prim).eager
-                                                ? nx::ops::apply_eager(eq.prim, operands, eq.params, call.type)
-                                                : nx::ops::bind(eq.prim, operands, eq.params);
+  const nx::ops::Rules& rules = nx::ops::rules(eq.prim);
+  nx::Tensor& out = f.tensors[std::size_t(call.outputs[0])];
+  if (rules.into) {  // (into the buffer the memory plan chose)
+    nx::Tensor buffer = output_for(call, f);
+    rules.into(eq.prim, operands, eq.params, buffer);
+    out = std::move(buffer);
+    return;
+  }
+  out = rules.eager ? nx::ops::apply_eager(eq.prim, operands, eq.params, call.type)
+                    : nx::ops::bind(eq.prim, operands, eq.params);
 }
 
 thread_local CheckScope* innermost_checks = nullptr;

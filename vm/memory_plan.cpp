@@ -177,6 +177,51 @@ bool into_callers_buffer(const MapKernel& m, const MapKernel::Slot& slot, const 
   return dies_here && registers_viewing(f, arg.impl()->storage.get()) == 1;  // (its own register)
 }
 
+// The registers written by the calls and map kernels before each
+// instruction, with their types: where a later call may find a buffer of its
+// result's type that is dead.
+struct Written {
+  std::int32_t reg;
+  nx::ops::TensorType type;
+  std::size_t at;  // the instruction writing it
+};
+
+std::vector<Written> written_tensors(const Code& code) {
+  std::vector<Written> written;
+  for (std::size_t pc = 0; pc < code.instructions.size(); ++pc) {
+    const Instruction& in = code.instructions[pc];
+    if (in.op == Op::call) {
+      const Call& call = code.calls[std::size_t(in.aux)];
+      written.push_back({call.outputs[0], call.type, pc});
+    } else if (in.op == Op::map) {
+      const MapKernel& m = code.maps[std::size_t(in.aux)];
+      for (const MapKernel::Slot& s : m.slots)
+        if (s.source == MapKernel::Source::computed && s.reg >= 0) written.push_back({s.reg, {s.dtype, m.shape}, pc});
+    }
+  }
+  return written;
+}
+
+// The donors of a call at pc whose rule computes into a given buffer:
+// registers of its result's type written and last read before it.
+void choose_call_donors(Call& call, std::size_t pc, const std::vector<Written>& written,
+                        const std::vector<std::size_t>& last_read, const std::vector<bool>& kept) {
+  std::size_t listed = 0;
+  for (const Written& w : written) {
+    if (listed == call.donors.size() || w.at >= pc) break;
+    const std::size_t r = std::size_t(w.reg);
+    if (!kept[r] && last_read[r] > w.at && last_read[r] < pc && w.type.dtype == call.type.dtype &&
+        w.type.shape == call.type.shape)
+      call.donors[listed++] = w.reg;
+  }
+}
+
+// The result of the code that register `reg` is, or -1.
+std::int32_t result_index(const Code& code, std::int32_t reg) {
+  const auto result = std::find(code.results.begin(), code.results.end(), Location{false, reg});
+  return result == code.results.end() ? -1 : std::int32_t(result - code.results.begin());
+}
+
 }  // namespace
 
 void plan_memory(Code& code, bool parameters) {
@@ -188,17 +233,21 @@ void plan_memory(Code& code, bool parameters) {
   std::vector<std::size_t> last_read(code.tensors.size(), 0);
   for (std::size_t pc = 0; pc < code.instructions.size(); ++pc)
     tensors_read(code, code.instructions[pc], [&](std::int32_t r) { last_read[std::size_t(r)] = pc; });
+  const std::vector<Written> written = written_tensors(code);
   for (std::size_t pc = 0; pc < code.instructions.size(); ++pc) {
-    if (code.instructions[pc].op != Op::map) continue;
-    MapKernel& m = code.maps[std::size_t(code.instructions[pc].aux)];
+    const Instruction& in = code.instructions[pc];
+    if (in.op == Op::call && nx::ops::rules(in.prim).into) {
+      Call& call = code.calls[std::size_t(in.aux)];
+      choose_call_donors(call, pc, written, last_read, kept);
+      call.result = result_index(code, call.outputs[0]);
+    }
+    if (in.op != Op::map) continue;
+    MapKernel& m = code.maps[std::size_t(in.aux)];
     choose_donors(m, pc, last_read, kept);
     share_buffers(m);
     stream_results(m);
     for (MapKernel::Slot& s : m.slots)
-      if (s.source == MapKernel::Source::computed && s.reg >= 0) {
-        const auto result = std::find(code.results.begin(), code.results.end(), Location{false, s.reg});
-        if (result != code.results.end()) s.result = std::int32_t(result - code.results.begin());
-      }
+      if (s.source == MapKernel::Source::computed && s.reg >= 0) s.result = result_index(code, s.reg);
   }
 }
 
@@ -217,6 +266,23 @@ nx::Tensor buffer_for(const MapKernel& m, const MapKernel::Slot& slot, Frame& f)
     if (donated_alone(f, donor)) return nx::ops::take_buffer(std::exchange(donor, nx::Tensor()));
   }
   return nx::ops::make_tensor(slot.dtype, m.shape);
+}
+
+nx::Tensor output_for(const Call& call, Frame& f) {
+  if (call.result >= 0 && !f.into.empty()) {
+    const nx::Tensor& buffer = f.into[std::size_t(call.result)];
+    const bool apart = std::none_of(f.args.begin(), f.args.end(), [&](const nx::Tensor& arg) {
+      return overlap(*arg.impl()->storage, *buffer.impl()->storage);
+    });
+    if (apart) return buffer;
+  }
+  for (std::int32_t candidate : call.donors) {
+    if (candidate < 0) break;
+    nx::Tensor& donor = f.tensors[std::size_t(candidate)];
+    if (donor.defined() && held_alone(donor) && donor.shape() == call.type.shape && donor.dtype() == call.type.dtype)
+      return std::move(donor);
+  }
+  return nx::ops::make_tensor(call.type.dtype, call.type.shape);
 }
 
 }  // namespace rune::vm

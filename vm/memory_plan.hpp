@@ -13,7 +13,9 @@ struct Frame;
 // and no later step of the kernel reads. Constants (the code's) are never
 // donors; parameters only of a call's own code (`parameters`: not a
 // sub-code's, whose parameters are values of the frame that runs it), and
-// then only when donated (nx::donate). Also gives each kernel's
+// then only when donated (nx::donate). A call whose rule computes into a
+// given buffer gets donors too: values of its result's type that are dead
+// by then. Also gives each kernel's
 // temporaries their block buffers and its large results the streaming
 // loops.
 void plan_memory(Code& code, bool parameters);
@@ -27,6 +29,12 @@ void plan_memory(Code& code, bool parameters);
 // nx::ops::take_buffer). The plan says which values die; this says, at run
 // time, that nothing else reads the buffer.
 nx::Tensor buffer_for(const MapKernel& m, const MapKernel::Slot& slot, Frame& f);
+
+// The buffer a call whose rule computes into one (Rules::into) writes its
+// result into: the caller's buffer for that result when it overlaps no
+// argument, or a donor's (a dead value's, held by nothing else), or a
+// fresh one.
+nx::Tensor output_for(const Call& call, Frame& f);
 
 // Whether the memory of two storages overlaps.
 bool overlap(const nx::detail::Storage& a, const nx::detail::Storage& b);
