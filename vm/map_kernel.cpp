@@ -54,7 +54,7 @@ struct Place {
 struct Places {
   boost::container::small_vector<Place, 32> slots;
   boost::container::small_vector<std::int32_t, 4> columns;  // the slots spread over each block first
-  boost::container::small_vector<std::int32_t, 4> streamed;  // inputs read in order from memory
+  boost::container::small_vector<std::int32_t, 32> fetched;  // inputs and outputs in memory, in order
   std::size_t temp_bytes = 0;
 };
 
@@ -157,8 +157,8 @@ class Blocks {
     }
   }
 
-  // (next, next_n: the block to come, whose inputs are asked of the caches
-  // while this one computes)
+  // (next, next_n: the block to come, whose operands are asked of the
+  // caches while this one computes)
   void compute(std::int64_t begin, std::int64_t n, std::int64_t next = 0, std::int64_t next_n = 0) const {
     for (std::int32_t k : at_.columns) {  // (a block of whole rows: each row's element along it)
       const Place& p = at_.slots[std::size_t(k)];
@@ -186,14 +186,15 @@ class Blocks {
     }
   }
 
-  // Asks the caches for part `part` of `parts` of the inputs of elements
-  // [begin, begin + n). A block is a page of a float32 input, where the
-  // hardware's prefetchers stop, and its steps read it only at the start:
-  // asked for a part per step, the next block's arrive while this one
-  // computes (all at once, the requests would wait for each other).
+  // Asks the caches for part `part` of `parts` of the inputs and outputs of
+  // elements [begin, begin + n). A block is a page of a float32 operand,
+  // where the hardware's prefetchers stop, and its steps read it only at the
+  // start (and write the outputs at the end): asked for a part per step, the
+  // next block's lines arrive while this one computes (all at once, the
+  // requests would wait for each other).
   // (Inlined: GCC drops the call of a function that only prefetches.)
   [[gnu::always_inline]] void prefetch(std::int64_t begin, std::int64_t n, std::size_t part, std::size_t parts) const {
-    for (std::int32_t k : at_.streamed) {
+    for (std::int32_t k : at_.fetched) {
       const char* p = ptr(k, begin);
       const std::size_t lines = (std::size_t(n) * at_.slots[std::size_t(k)].size + 63) / 64;
       for (std::size_t line = lines * part / parts; line < lines * (part + 1) / parts; ++line)
@@ -348,7 +349,7 @@ void run_map(const MapKernel& m, Frame& f) {
     return nx::ops::base_address(*held.back().impl());
   };
   Places at;
-  boost::container::small_vector<std::size_t, 8> buffer_at;  // the temporaries' block buffers
+  boost::container::small_vector<std::size_t, 32> buffer_at;  // the temporaries' block buffers
   for (std::size_t size : m.buffers) {
     buffer_at.push_back(at.temp_bytes);
     at.temp_bytes += block_bytes(size);
@@ -413,8 +414,7 @@ void run_map(const MapKernel& m, Frame& f) {
         }
         break;
     }
-    if (place.kind == Kind::memory && place.stride == 1 && slot.source != Source::computed)
-      at.streamed.push_back(std::int32_t(at.slots.size()));
+    if (place.kind == Kind::memory && place.stride == 1) at.fetched.push_back(std::int32_t(at.slots.size()));
     at.slots.push_back(place);
   }
   if (!m.reductions.empty()) {

@@ -11,6 +11,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include <unistd.h>
+
 #include "ops/concrete.hpp"
 #include "ops/kernels/kernels.hpp"
 #include "vm/machine.hpp"
@@ -85,15 +87,19 @@ void share_buffers(MapKernel& m) {
   }
 }
 
-// A large kernel writes the results no later step or reduction reads with
-// the eager kernels' streaming loops (stores past the caches, as eager
-// writes a large result: the same bits).
+// A kernel writing more than streaming_threshold() bytes writes the results
+// no later step or reduction reads with the eager kernels' streaming loops:
+// stores past the caches, the same bits.
 void stream_results(MapKernel& m) {
   const auto& K = nx::ops::kernels::table();
+  std::size_t written = 0;
+  for (const MapKernel::Slot& s : m.slots)
+    if (s.source == MapKernel::Source::computed && s.reg >= 0) written += std::size_t(m.size) * nx::size_of(s.dtype);
+  if (written <= streaming_threshold()) return;
   for (std::size_t i = 0; i < m.steps.size(); ++i) {
     MapKernel::Step& step = m.steps[i];
     const MapKernel::Slot& out = m.slots[std::size_t(step.out)];
-    if (out.reg < 0 || std::size_t(m.size) * nx::size_of(out.dtype) < nx::ops::kernels::streaming_bytes) continue;
+    if (out.reg < 0) continue;
     bool read = false;
     for (std::size_t j = i + 1; j < m.steps.size(); ++j)
       for (std::int32_t in : inputs_of(m.steps[j])) read = read || in == step.out;
@@ -223,6 +229,14 @@ std::int32_t result_index(const Code& code, std::int32_t reg) {
 }
 
 }  // namespace
+
+std::size_t streaming_threshold() {
+  static const std::size_t bytes = [] {
+    const long cache = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    return std::max(nx::ops::kernels::streaming_bytes, cache > 0 ? std::size_t(cache) / 2 : 0);
+  }();
+  return bytes;
+}
 
 void plan_memory(Code& code, bool parameters) {
   std::vector<bool> kept(code.tensors.size(), false);

@@ -36,6 +36,13 @@ nx::Tensor buffer_for(const MapKernel& m, const MapKernel::Slot& slot, Frame& f)
 // fresh one.
 nx::Tensor output_for(const Call& call, Frame& f);
 
+// The bytes a map kernel writes beyond which its results stream past the
+// caches: half the last-level cache (results that would not stay there, as
+// glibc's memcpy decides), at least the eager kernels' streaming_bytes.
+// Smaller results are fetched into the caches a block ahead
+// (vm/map_kernel.cpp).
+std::size_t streaming_threshold();
+
 // Whether the memory of two storages overlaps.
 bool overlap(const nx::detail::Storage& a, const nx::detail::Storage& b);
 
