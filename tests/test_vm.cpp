@@ -97,7 +97,7 @@ TEST_CASE("an elementwise chain is one map kernel whose bits are eager's at ever
   CHECK(count(text, "= map ") == 1);
   CHECK(count(text, "  call ") == 0);
   for (nx::DType dtype : {nx::float32, nx::float64})
-    for (std::int64_t size : {0, 1, 5, 1023, 1024, 1025, 300001}) {
+    for (std::int64_t size : {0, 1, 5, 511, 512, 513, 1023, 1024, 1025, 300001}) {
       INFO(nx::name(dtype) << " [" << size << "]");
       const Tensor x = nx::linspace(dtype, -3., 3., size);
       const Tensor eager = chain(x);
@@ -171,7 +171,7 @@ TEST_CASE("a reduction of a map kernel's value over all its elements is folded i
   CHECK(count(text, "= reduce_max m") == 1);
   auto integers = [](const Tensor& x) { return std::pair{nx::sum(x * x), nx::max(x - 1)}; };
   // (sizes around a block, a segment of the eager reduction, and its parallel grain)
-  for (std::int64_t size : {1, 5, 1023, 1024, 1025, 32768, 32769, 131072, 300001}) {
+  for (std::int64_t size : {1, 5, 511, 512, 513, 1023, 1024, 1025, 32768, 32769, 131072, 300001}) {
     for (nx::DType dtype : {nx::float32, nx::float64}) {
       INFO(nx::name(dtype) << " [" << size << "]");
       const Tensor x = nx::linspace(dtype, -3., 3., size);
@@ -205,7 +205,7 @@ TEST_CASE("a reduction of a map kernel's value over all its elements is folded i
   auto columns = [](const Tensor& x) { return nx::sum(x * x, {0}); };
   CHECK(count(listing(columns, nx::zeros(nx::float64, {3, 4})), " = reduce_sum t") == 1);
   for (nx::DType dtype : {nx::float32, nx::float64})
-    for (auto [n_rows, row] : {std::pair{1, 7}, {3, 4}, {200, 10}, {5, 1024}, {3, 1500}, {2, 40000}, {70, 3000}}) {
+    for (auto [n_rows, row] : {std::pair{1, 7}, {3, 4}, {200, 10}, {4, 512}, {5, 1024}, {3, 1500}, {2, 40000}, {70, 3000}}) {
       INFO(nx::name(dtype) << " [" << n_rows << ", " << row << "]");
       const Tensor x = nx::reshape(nx::linspace(dtype, -2., 2., n_rows * row), {n_rows, row});
       auto code = compiled(rows, x);

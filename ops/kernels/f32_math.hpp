@@ -36,7 +36,7 @@ template <class B> B fnma(B a, B b, B c) {
 }
 
 // (e^r - 1 - r) / r^2 for |r| <= ln2/2.
-template <class B> B expm1_tail(B r) {
+template <class B> [[gnu::always_inline]] inline B expm1_tail(B r) {
   B p = f32::fma(r, B(0.00139261759f), B(0.00836317334f));
   p = f32::fma(p, r, B(0.0416665561f));
   p = f32::fma(p, r, B(0.166665778f));
@@ -44,7 +44,7 @@ template <class B> B expm1_tail(B r) {
 }
 
 // e^y = 2^k (1 + m): k in each lane of `k`, m returned.
-template <class B> B reduce_exp(B y, B& k) {
+template <class B> [[gnu::always_inline]] inline B reduce_exp(B y, B& k) {
   k = xsimd::nearbyint(y * B(1.44269504f));  // y / ln2
   B r = f32::fnma(k, B(0.693359375f), y);  // ln2's head: 9 significant bits
   r = f32::fnma(k, B(-2.12194440e-4f), r);  // and its tail
@@ -52,7 +52,7 @@ template <class B> B reduce_exp(B y, B& k) {
 }
 
 // 2^k for whole k in [-126, 127].
-template <class B> B pow2(B k) {
+template <class B> [[gnu::always_inline]] inline B pow2(B k) {
   using I = xsimd::batch<std::int32_t, typename B::arch_type>;
   return xsimd::bitwise_cast<B>((xsimd::to_int(k) + I(127)) << 23);
 }
@@ -60,7 +60,7 @@ template <class B> B pow2(B k) {
 // e^x where the result is normal: x in [-87.3, 87.3] (the caller sends the
 // other lanes to the C library). (AVX-512 scales in one instruction: the
 // same single rounding of the same product.)
-template <class B> B exp_core(B x) {
+template <class B> [[gnu::always_inline]] inline B exp_core(B x) {
   B k;
   const B m = reduce_exp(x, k);
 #if defined(__AVX512F__)
@@ -72,7 +72,7 @@ template <class B> B exp_core(B x) {
 // tanh |x| = e / (e + 2) with e = e^(2|x|) - 1, exact near 0 (no
 // cancellation); the sign copied back. Beyond 2|x| = 20 the result is 1 to
 // float precision, so the argument is clamped there (NaN goes through).
-template <class B> B tanh_core(B x) {
+template <class B> [[gnu::always_inline]] inline B tanh_core(B x) {
   B y = xsimd::abs(x) * B(2.f);
   y = xsimd::select(y > B(20.f), B(20.f), y);
   B k;

@@ -37,23 +37,23 @@ template <class T> T wrap_mul(T a, T b) {
 template <Prim P> struct Op;
 
 // xsimd's exp and log lose their accuracy where results or arguments are
-// subnormal (or beyond): the lanes in `slow` are computed by the C library
+// subnormal (or beyond): the lanes not `ok` are computed by the C library
 // instead. The choice depends on each element's value, never its position.
 // (The lanes' redo is out of line: the common path inlines into the loops.)
 template <class B, class F>
-[[gnu::noinline, gnu::cold]] B redo_lanes(B x, B fast, typename B::batch_bool_type slow, F exact) {
+[[gnu::noinline, gnu::cold]] B redo_lanes(B x, B fast, typename B::batch_bool_type ok, F exact) {
   using T = typename B::value_type;
-  alignas(64) T in[B::size], out[B::size], redo[B::size];
+  alignas(64) T in[B::size], out[B::size], keep[B::size];
   x.store_aligned(in);
   fast.store_aligned(out);
-  xsimd::select(slow, B(1), B(0)).store_aligned(redo);
+  xsimd::select(ok, B(1), B(0)).store_aligned(keep);
   for (std::size_t k = 0; k < B::size; ++k)
-    if (redo[k] != 0) out[k] = exact(in[k]);
+    if (keep[k] == 0) out[k] = exact(in[k]);
   return B::load_aligned(out);
 }
-template <class B, class F> B guarded(B x, B fast, typename B::batch_bool_type slow, F exact) {
-  if (!xsimd::any(slow)) [[likely]] return fast;
-  return redo_lanes(x, fast, slow, exact);
+template <class B, class F> B guarded(B x, B fast, typename B::batch_bool_type ok, F exact) {
+  if (xsimd::all(ok)) [[likely]] return fast;
+  return redo_lanes(x, fast, ok, exact);
 }
 // The element type of a batch B, or B itself for a scalar.
 template <class B> struct value_of { using type = typename B::value_type; };
@@ -81,16 +81,16 @@ template <class B> auto normal(B x) {
     template <class T> static T scalar(T x) { using std::P; return scalar_expr; } \
     template <class B> static B simd(B x) { return simd_expr; }                   \
   };
-NX_UNARY_FLOAT(exp2, exp2(x), guarded(x, xsimd::exp2(x), !in_range(x, min_exponent<B>(), max_exponent<B>()), [](auto v) { return std::exp2(v); }))
-NX_UNARY_FLOAT(log2, log2(x), guarded(x, xsimd::log2(x), !normal(x), [](auto v) { return std::log2(v); }))
+NX_UNARY_FLOAT(exp2, exp2(x), guarded(x, xsimd::exp2(x), in_range(x, min_exponent<B>(), max_exponent<B>()), [](auto v) { return std::exp2(v); }))
+NX_UNARY_FLOAT(log2, log2(x), guarded(x, xsimd::log2(x), normal(x), [](auto v) { return std::log2(v); }))
 NX_UNARY_FLOAT(log1p, log1p(x), xsimd::log1p(x))
-NX_UNARY_FLOAT(expm1, expm1(x), guarded(x, xsimd::expm1(x), !(x <= B(max_exponent<B>() * ln2)), [](auto v) { return std::expm1(v); }))
+NX_UNARY_FLOAT(expm1, expm1(x), guarded(x, xsimd::expm1(x), x <= B(max_exponent<B>() * ln2), [](auto v) { return std::expm1(v); }))
 NX_UNARY_FLOAT(sqrt, sqrt(x), xsimd::sqrt(x))
 // Beyond 1e4, xsimd's range reduction loses digits (float32 beyond 1e5,
 // float64 on AVX-512 beyond 3e4): the C library reduces exactly.
-NX_UNARY_FLOAT(tan, tan(x), guarded(x, xsimd::tan(x), !in_range(x, -1e4, 1e4), [](auto v) { return std::tan(v); }))
-NX_UNARY_FLOAT(sinh, sinh(x), guarded(x, xsimd::sinh(x), !in_range(x, -max_exponent<B>() * ln2, max_exponent<B>() * ln2), [](auto v) { return std::sinh(v); }))
-NX_UNARY_FLOAT(cosh, cosh(x), guarded(x, xsimd::cosh(x), !in_range(x, -max_exponent<B>() * ln2, max_exponent<B>() * ln2), [](auto v) { return std::cosh(v); }))
+NX_UNARY_FLOAT(tan, tan(x), guarded(x, xsimd::tan(x), in_range(x, -1e4, 1e4), [](auto v) { return std::tan(v); }))
+NX_UNARY_FLOAT(sinh, sinh(x), guarded(x, xsimd::sinh(x), in_range(x, -max_exponent<B>() * ln2, max_exponent<B>() * ln2), [](auto v) { return std::sinh(v); }))
+NX_UNARY_FLOAT(cosh, cosh(x), guarded(x, xsimd::cosh(x), in_range(x, -max_exponent<B>() * ln2, max_exponent<B>() * ln2), [](auto v) { return std::cosh(v); }))
 NX_UNARY_FLOAT(asin, asin(x), xsimd::asin(x))
 NX_UNARY_FLOAT(acos, acos(x), xsimd::acos(x))
 NX_UNARY_FLOAT(atan, atan(x), xsimd::atan(x))
@@ -119,24 +119,24 @@ NX_UNARY_FLOAT(ceil, ceil(x), xsimd::ceil(x))
     }                                                                                  \
     template <class B> [[gnu::always_inline]] static B simd(B x) {                     \
       if constexpr (std::is_same_v<value_t<B>, double>)                                \
-        return guarded(x, f64_core, !(f64_ok), [](auto v) { return std::P(v); });      \
+        return guarded(x, f64_core, (f64_ok), [](auto v) { return std::P(v); });      \
       else return f32_simd;                                                            \
     }                                                                                  \
   };
 // (float64 exp's results stay above 2^-1000: the small correction to 2^(k/128)
 // must not be subnormal.)
 NX_UNARY_F64(exp, in_range(x, -1000 * ln2, max_exponent<B>() * ln2), f64::exp_core(x),
-             guarded(x, f32::exp_core(x), !in_range(x, min_exponent<B>() * ln2, max_exponent<B>() * ln2),
+             guarded(x, f32::exp_core(x), in_range(x, min_exponent<B>() * ln2, max_exponent<B>() * ln2),
                      [](auto v) { return std::exp(v); }))
 NX_UNARY_F64(log, normal(x), f64::log_core(x),
-             guarded(x, xsimd::log(x), !normal(x), [](auto v) { return std::log(v); }))
+             guarded(x, xsimd::log(x), normal(x), [](auto v) { return std::log(v); }))
 // Beyond 1e4, xsimd's range reduction loses digits (float32 beyond 1e5,
 // float64 on AVX-512 beyond 3e4), and f64_math's holds up to 1e4: the C
 // library reduces exactly.
 NX_UNARY_F64(sin, in_range(x, -1e4, 1e4), f64::sincos_core<false>(x),
-             guarded(x, xsimd::sin(x), !in_range(x, -1e4, 1e4), [](auto v) { return std::sin(v); }))
+             guarded(x, xsimd::sin(x), in_range(x, -1e4, 1e4), [](auto v) { return std::sin(v); }))
 NX_UNARY_F64(cos, in_range(x, -1e4, 1e4), f64::sincos_core<true>(x),
-             guarded(x, xsimd::cos(x), !in_range(x, -1e4, 1e4), [](auto v) { return std::cos(v); }))
+             guarded(x, xsimd::cos(x), in_range(x, -1e4, 1e4), [](auto v) { return std::cos(v); }))
 #undef NX_UNARY_F64
 // tanh holds everywhere (NaN, inf and large arguments included).
 template <> struct Op<Prim::tanh> {
@@ -144,7 +144,7 @@ template <> struct Op<Prim::tanh> {
     if constexpr (std::is_same_v<T, double>) return f64::tanh_core(x);
     else return std::tanh(x);
   }
-  template <class B> static B simd(B x) {
+  template <class B> [[gnu::always_inline]] static B simd(B x) {
     if constexpr (std::is_same_v<value_t<B>, double>) return f64::tanh_core(x);
     else return f32::tanh_core(x);
   }
