@@ -117,6 +117,7 @@ struct MapKernel {
     nx::ops::kernels::ReducePieces pieces{};
   };
   static constexpr std::size_t max_reductions = 8;
+  static constexpr std::int64_t block = 512;  // the elements a kernel computes at a time
 
   nx::Shape shape;
   std::int64_t size = 0;
@@ -124,6 +125,11 @@ struct MapKernel {
   std::vector<Step> steps;
   std::vector<Reduction> reductions;  // at most max_reductions
   std::vector<std::size_t> buffers;   // the element size of each temporaries' block buffer
+  // The operands in memory, read or written in order (tensors, views,
+  // written results), and the cache lines of a whole block of the widest
+  // of them asked of the caches before each step, [first, last).
+  std::vector<std::int32_t> fetched;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> fetch_lines;
   // The length of the rows the kernel runs in (0: none), its rows
   // operands': its blocks never cross a row boundary (whole rows, or parts
   // of one row).

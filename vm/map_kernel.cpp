@@ -29,7 +29,7 @@ namespace rune::vm {
 
 namespace {
 
-constexpr std::int64_t block = 512;
+constexpr std::int64_t block = MapKernel::block;
 constexpr std::size_t align = 64;
 static_assert(block % nx::ops::kernels::reduce_piece == 0 && nx::ops::reduce_segment % block == 0,
               "a reduction's pieces are whole blocks, its segments too");
@@ -54,10 +54,6 @@ struct Place {
 struct Places {
   boost::container::small_vector<Place, 32> slots;
   boost::container::small_vector<std::int32_t, 4> columns;  // the slots spread over each block first
-  boost::container::small_vector<std::int32_t, 32> fetched;  // inputs and outputs in memory, in order
-  // The cache lines of a whole block of each fetched operand asked for
-  // before each step: [first, last) of the widest operand's.
-  boost::container::small_vector<std::pair<std::uint32_t, std::uint32_t>, 32> fetch_lines;
   std::size_t temp_bytes = 0;
 };
 
@@ -137,34 +133,6 @@ void spread(const char* element, std::size_t size, std::int64_t count, char* out
   }
 }
 
-// A step's share of the next block's lines to ask for: the transcendental
-// functions take most of a block's time, so they ask for most (asked in
-// bursts during the quick steps, the requests would wait for each other).
-std::size_t fetch_weight(const MapKernel::Step& s) {
-  using nx::ops::Prim;
-  switch (s.prim) {
-    case Prim::add: case Prim::sub: case Prim::mul: case Prim::div: case Prim::neg: case Prim::abs:
-    case Prim::sign: case Prim::maximum: case Prim::minimum: case Prim::floor: case Prim::ceil:
-    case Prim::round: case Prim::select: case Prim::convert: case Prim::stop_gradient:
-      return 1;
-    default: return s.family == nx::ops::Family::unary || s.family == nx::ops::Family::binary ? 8 : 1;
-  }
-}
-
-// The lines of a whole block of the widest fetched operand, shared out over
-// the steps by their weights.
-void share_fetches(const MapKernel& m, Places& at) {
-  std::size_t widest = 0, total = 0, before = 0;
-  for (std::int32_t k : at.fetched) widest = std::max(widest, at.slots[std::size_t(k)].size);
-  const std::size_t lines = std::size_t(block) * widest / 64;
-  for (const MapKernel::Step& s : m.steps) total += fetch_weight(s);
-  for (const MapKernel::Step& s : m.steps) {
-    const std::size_t after = before + fetch_weight(s);
-    at.fetch_lines.push_back({std::uint32_t(lines * before / total), std::uint32_t(lines * after / total)});
-    before = after;
-  }
-}
-
 // The kernel's blocks on one thread: its steps computed on elements
 // [begin, begin + n), n <= block, the temporaries in the thread's buffers.
 // A kernel in rows (m.row) computes blocks of whole rows, or parts of one.
@@ -224,8 +192,8 @@ class Blocks {
   // step, the next block's lines arrive while this one computes.
   // (Inlined: GCC drops the call of a function that only prefetches.)
   [[gnu::always_inline]] void prefetch(std::int64_t begin, std::int64_t n, std::size_t step) const {
-    const auto [first, last] = at_.fetch_lines[step];
-    for (std::int32_t k : at_.fetched) {
+    const auto [first, last] = m_.fetch_lines[step];
+    for (std::int32_t k : m_.fetched) {
       const char* p = ptr(k, begin);
       const std::size_t lines = (std::size_t(n) * at_.slots[std::size_t(k)].size + 63) / 64;
       for (std::size_t line = first; line < std::min<std::size_t>(last, lines); ++line) __builtin_prefetch(p + line * 64);
@@ -444,10 +412,8 @@ void run_map(const MapKernel& m, Frame& f) {
         }
         break;
     }
-    if (place.kind == Kind::memory && place.stride == 1) at.fetched.push_back(std::int32_t(at.slots.size()));
     at.slots.push_back(place);
   }
-  share_fetches(m, at);
   if (!m.reductions.empty()) {
     Results results;
     for (std::size_t r = 0; r < m.reductions.size(); ++r) {

@@ -113,6 +113,42 @@ void stream_results(MapKernel& m) {
   }
 }
 
+// A step's share of the next block's lines to ask for: the transcendental
+// functions take most of a block's time, so they ask for most (asked in
+// bursts during the quick steps, the requests would wait for each other).
+std::size_t fetch_weight(const MapKernel::Step& s) {
+  using nx::ops::Prim;
+  switch (s.prim) {
+    case Prim::add: case Prim::sub: case Prim::mul: case Prim::div: case Prim::neg: case Prim::abs:
+    case Prim::sign: case Prim::maximum: case Prim::minimum: case Prim::floor: case Prim::ceil:
+    case Prim::round: case Prim::select: case Prim::convert: case Prim::stop_gradient:
+      return 1;
+    default: return 8;
+  }
+}
+
+// Which operands a kernel asks the caches for a block ahead (those in
+// memory, in order: vm/map_kernel.cpp), and the lines of a whole block of
+// the widest of them shared out over the steps by their weights.
+void plan_fetches(MapKernel& m) {
+  std::size_t widest = 0, total = 0, before = 0;
+  for (std::size_t k = 0; k < m.slots.size(); ++k) {
+    const MapKernel::Slot& s = m.slots[k];
+    const bool in_memory = s.source == MapKernel::Source::tensor || s.source == MapKernel::Source::view ||
+                           (s.source == MapKernel::Source::computed && s.reg >= 0);
+    if (!in_memory) continue;
+    m.fetched.push_back(std::int32_t(k));
+    widest = std::max(widest, nx::size_of(s.dtype));
+  }
+  const std::size_t lines = std::size_t(MapKernel::block) * widest / 64;
+  for (const MapKernel::Step& s : m.steps) total += fetch_weight(s);
+  for (const MapKernel::Step& s : m.steps) {
+    const std::size_t after = before + fetch_weight(s);
+    m.fetch_lines.push_back({std::uint32_t(lines * before / total), std::uint32_t(lines * after / total)});
+    before = after;
+  }
+}
+
 // The donors of one kernel at instruction pc: for each written slot, the
 // operand slots that die here and that no later step reads (another
 // written slot may list them too: the first to find one free takes it).
@@ -260,6 +296,7 @@ void plan_memory(Code& code, bool parameters) {
     choose_donors(m, pc, last_read, kept);
     share_buffers(m);
     stream_results(m);
+    plan_fetches(m);
     for (MapKernel::Slot& s : m.slots)
       if (s.source == MapKernel::Source::computed && s.reg >= 0) s.result = result_index(code, s.reg);
   }

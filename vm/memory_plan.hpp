@@ -1,5 +1,6 @@
 // The memory plan: which buffers a code's map kernels may write in place,
-// which block buffers their temporaries share, which results they stream.
+// which block buffers their temporaries share, which results they stream,
+// which operands they ask of the caches a block ahead.
 #pragma once
 
 #include "vm/code.hpp"
@@ -16,8 +17,8 @@ struct Frame;
 // then only when donated (nx::donate). A call whose rule computes into a
 // given buffer gets donors too: values of its result's type that are dead
 // by then. Also gives each kernel's
-// temporaries their block buffers and its large results the streaming
-// loops.
+// temporaries their block buffers, its large results the streaming loops,
+// and its steps their shares of the next block's lines to fetch.
 void plan_memory(Code& code, bool parameters);
 
 // The buffer a map kernel writes slot `slot` into, in frame f: its donor's
