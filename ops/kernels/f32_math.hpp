@@ -51,8 +51,11 @@ template <class B> [[gnu::always_inline]] inline B reduce_exp(B y, B& k) {
   return f32::fma(r * r, expm1_tail(r), r);
 }
 
-// 2^k for whole k in [-126, 127].
+// 2^k for whole k in [-126, 127] (AVX-512 scales 1 in one instruction).
 template <class B> [[gnu::always_inline]] inline B pow2(B k) {
+#if defined(__AVX512F__)
+  if constexpr (std::is_same_v<typename B::arch_type, xsimd::avx512f>) return B(_mm512_scalef_ps(B(1.f), k));
+#endif
   using I = xsimd::batch<std::int32_t, typename B::arch_type>;
   return xsimd::bitwise_cast<B>((xsimd::to_int(k) + I(127)) << 23);
 }
@@ -71,10 +74,10 @@ template <class B> [[gnu::always_inline]] inline B exp_core(B x) {
 
 // tanh |x| = e / (e + 2) with e = e^(2|x|) - 1, exact near 0 (no
 // cancellation); the sign copied back. Beyond 2|x| = 20 the result is 1 to
-// float precision, so the argument is clamped there (NaN goes through).
+// float precision, so the argument is clamped there (NaN goes through:
+// min gives its second operand where one is NaN).
 template <class B> [[gnu::always_inline]] inline B tanh_core(B x) {
-  B y = xsimd::abs(x) * B(2.f);
-  y = xsimd::select(y > B(20.f), B(20.f), y);
+  const B y = xsimd::min(B(20.f), xsimd::abs(x) * B(2.f));
   B k;
   const B m = reduce_exp(y, k);
   const B scale = pow2(k);
