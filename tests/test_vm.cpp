@@ -19,7 +19,7 @@
 #include "ir/passes/pipeline.hpp"
 #include "vm/compile.hpp"
 #include "vm/listing.hpp"
-#include "vm/memory_plan.hpp"
+#include "vm/kernel_memory.hpp"
 #include <rune/rune.hpp>
 
 #include "allocations.hpp"
@@ -58,6 +58,15 @@ std::pair<Three, Tensor> lorenz_step(const Three& s, const Tensor&) {
 }
 
 Tensor chain(const Tensor& x) { return nx::tanh(x * 2. + 1.) * x - nx::exp(-x * x); }
+
+// The chain compiled gives eager's bits on x, on every thread and on one.
+void chain_as_eager(const Tensor& x) {
+  const Tensor eager = chain(x);
+  auto compiled = rune::jit(chain);
+  CHECK(same_bits(compiled(x), eager));
+  tbb::global_control one(tbb::global_control::max_allowed_parallelism, 1);
+  CHECK(same_bits(compiled(x), eager));
+}
 
 std::size_t count(const std::string& text, const std::string& word) {
   std::size_t n = 0;
@@ -99,12 +108,7 @@ TEST_CASE("an elementwise chain is one map kernel whose bits are eager's at ever
   for (nx::DType dtype : {nx::float32, nx::float64})
     for (std::int64_t size : {0, 1, 5, 511, 512, 513, 1023, 1024, 1025, 300001}) {
       INFO(nx::name(dtype) << " [" << size << "]");
-      const Tensor x = nx::linspace(dtype, -3., 3., size);
-      const Tensor eager = chain(x);
-      auto compiled = rune::jit(chain);
-      CHECK(same_bits(compiled(x), eager));
-      tbb::global_control one(tbb::global_control::max_allowed_parallelism, 1);
-      CHECK(same_bits(compiled(x), eager));
+      chain_as_eager(nx::linspace(dtype, -3., 3., size));
     }
 }
 
@@ -114,12 +118,7 @@ TEST_CASE("a kernel writing more than half the last-level cache streams its resu
     WARN("a last-level cache of " << 2 * threshold << " bytes: not tried");
     return;
   }
-  const Tensor x = nx::linspace(nx::float32, -3., 3., std::int64_t(threshold / 4 + 1));
-  const Tensor eager = chain(x);
-  auto compiled = rune::jit(chain);
-  CHECK(same_bits(compiled(x), eager));
-  tbb::global_control one(tbb::global_control::max_allowed_parallelism, 1);
-  CHECK(same_bits(compiled(x), eager));
+  chain_as_eager(nx::linspace(nx::float32, -3., 3., std::int64_t(threshold / 4 + 1)));
 }
 
 TEST_CASE("a map kernel's temporaries share block buffers where their lives do not overlap") {

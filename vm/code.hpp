@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <span>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -105,6 +106,10 @@ struct MapKernel {
     std::int32_t out = 0;
     std::int32_t in[3] = {0, 0, 0};
     RowLoop row{};
+    // The slots it reads.
+    std::span<const std::int32_t> inputs() const {
+      return {in, family == nx::ops::Family::binary ? 2u : family == nx::ops::Family::select ? 3u : 1u};
+    }
   };
   // A step's result reduced over all its elements (sum(x * x): one pass)
   // or over its trailing axes, block by block in the eager reduction's

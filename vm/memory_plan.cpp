@@ -7,14 +7,10 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <span>
-#include <unordered_map>
 #include <utility>
 
-#include <unistd.h>
-
 #include "ops/concrete.hpp"
-#include "ops/kernels/kernels.hpp"
+#include "vm/kernel_memory.hpp"
 #include "vm/machine.hpp"
 
 namespace rune::vm {
@@ -45,110 +41,6 @@ template <class Each> void tensors_read(const Code& code, const Instruction& in,
   }
 }
 
-// The slots a step reads.
-std::span<const std::int32_t> inputs_of(const MapKernel::Step& step) {
-  const std::size_t n = step.family == nx::ops::Family::binary ? 2 : step.family == nx::ops::Family::select ? 3 : 1;
-  return {step.in, n};
-}
-
-// Temporaries share block buffers: a buffer is free again once the last
-// step reading its value has run (not before: a step never writes over
-// its own operands), so a chain keeps a few blocks in the caches rather
-// than one per step.
-void share_buffers(MapKernel& m) {
-  std::vector<std::size_t> last_read(m.slots.size(), 0);
-  for (std::size_t i = 0; i < m.steps.size(); ++i)
-    for (std::int32_t k : inputs_of(m.steps[i])) last_read[std::size_t(k)] = i;
-  for (const MapKernel::Reduction& r : m.reductions) last_read[std::size_t(r.slot)] = m.steps.size();
-  auto temporary = [&](std::int32_t k) {
-    const MapKernel::Slot& slot = m.slots[std::size_t(k)];
-    return slot.source == MapKernel::Source::computed && slot.reg < 0;
-  };
-  std::unordered_map<std::size_t, std::vector<std::int32_t>> free;  // by element size
-  for (std::size_t i = 0; i < m.steps.size(); ++i) {
-    const MapKernel::Step& step = m.steps[i];
-    if (temporary(step.out)) {
-      MapKernel::Slot& out = m.slots[std::size_t(step.out)];
-      std::vector<std::int32_t>& unused = free[nx::size_of(out.dtype)];
-      if (unused.empty()) {
-        out.buffer = std::int32_t(m.buffers.size());
-        m.buffers.push_back(nx::size_of(out.dtype));
-      } else {
-        out.buffer = unused.back();
-        unused.pop_back();
-      }
-    }
-    for (std::int32_t k : inputs_of(step))
-      if (temporary(k) && last_read[std::size_t(k)] == i && k != step.out) {
-        const MapKernel::Slot& dead = m.slots[std::size_t(k)];
-        std::vector<std::int32_t>& unused = free[nx::size_of(dead.dtype)];
-        if (std::find(unused.begin(), unused.end(), dead.buffer) == unused.end()) unused.push_back(dead.buffer);
-      }
-  }
-}
-
-// A kernel writing more than streaming_threshold() bytes writes the results
-// no later step or reduction reads with the eager kernels' streaming loops:
-// stores past the caches, the same bits.
-void stream_results(MapKernel& m) {
-  const auto& K = nx::ops::kernels::table();
-  std::size_t written = 0;
-  for (const MapKernel::Slot& s : m.slots)
-    if (s.source == MapKernel::Source::computed && s.reg >= 0) written += std::size_t(m.size) * nx::size_of(s.dtype);
-  if (written <= streaming_threshold()) return;
-  for (std::size_t i = 0; i < m.steps.size(); ++i) {
-    MapKernel::Step& step = m.steps[i];
-    const MapKernel::Slot& out = m.slots[std::size_t(step.out)];
-    if (out.reg < 0) continue;
-    bool read = false;
-    for (std::size_t j = i + 1; j < m.steps.size(); ++j)
-      for (std::int32_t in : inputs_of(m.steps[j])) read = read || in == step.out;
-    for (const MapKernel::Reduction& r : m.reductions) read = read || r.slot == step.out;
-    if (read) continue;
-    const int d = int(out.dtype);
-    if (step.family == nx::ops::Family::unary && K.unary_streaming[int(step.prim)][d])
-      step.row.unary = K.unary_streaming[int(step.prim)][d];
-    if (step.family == nx::ops::Family::binary && K.binary_streaming[int(step.prim)][d])
-      step.row.binary = K.binary_streaming[int(step.prim)][d];
-  }
-}
-
-// A step's share of the next block's lines to ask for: the transcendental
-// functions take most of a block's time, so they ask for most (asked in
-// bursts during the quick steps, the requests would wait for each other).
-std::size_t fetch_weight(const MapKernel::Step& s) {
-  using nx::ops::Prim;
-  switch (s.prim) {
-    case Prim::add: case Prim::sub: case Prim::mul: case Prim::div: case Prim::neg: case Prim::abs:
-    case Prim::sign: case Prim::maximum: case Prim::minimum: case Prim::floor: case Prim::ceil:
-    case Prim::round: case Prim::select: case Prim::convert: case Prim::stop_gradient:
-      return 1;
-    default: return 8;
-  }
-}
-
-// Which operands a kernel asks the caches for a block ahead (those in
-// memory, in order: vm/map_kernel.cpp), and the lines of a whole block of
-// the widest of them shared out over the steps by their weights.
-void plan_fetches(MapKernel& m) {
-  std::size_t widest = 0, total = 0, before = 0;
-  for (std::size_t k = 0; k < m.slots.size(); ++k) {
-    const MapKernel::Slot& s = m.slots[k];
-    const bool in_memory = s.source == MapKernel::Source::tensor || s.source == MapKernel::Source::view ||
-                           (s.source == MapKernel::Source::computed && s.reg >= 0);
-    if (!in_memory) continue;
-    m.fetched.push_back(std::int32_t(k));
-    widest = std::max(widest, nx::size_of(s.dtype));
-  }
-  const std::size_t lines = std::size_t(MapKernel::block) * widest / 64;
-  for (const MapKernel::Step& s : m.steps) total += fetch_weight(s);
-  for (const MapKernel::Step& s : m.steps) {
-    const std::size_t after = before + fetch_weight(s);
-    m.fetch_lines.push_back({std::uint32_t(lines * before / total), std::uint32_t(lines * after / total)});
-    before = after;
-  }
-}
-
 // The donors of one kernel at instruction pc: for each written slot, the
 // operand slots that die here and that no later step reads (another
 // written slot may list them too: the first to find one free takes it).
@@ -157,7 +49,7 @@ void choose_donors(MapKernel& m, std::size_t pc, const std::vector<std::size_t>&
   std::vector<std::ptrdiff_t> last_step(m.slots.size(), -1);
   std::vector<int> slots_of_register(kept.size(), 0);
   for (std::size_t k = 0; k < m.steps.size(); ++k)
-    for (std::int32_t in : inputs_of(m.steps[k])) last_step[std::size_t(in)] = std::ptrdiff_t(k);
+    for (std::int32_t in : m.steps[k].inputs()) last_step[std::size_t(in)] = std::ptrdiff_t(k);
   for (const MapKernel::Slot& s : m.slots)
     if (s.reg >= 0 && s.source != MapKernel::Source::scalar) ++slots_of_register[std::size_t(s.reg)];
   for (std::size_t k = 0; k < m.steps.size(); ++k) {
@@ -266,14 +158,6 @@ std::int32_t result_index(const Code& code, std::int32_t reg) {
 
 }  // namespace
 
-std::size_t streaming_threshold() {
-  static const std::size_t bytes = [] {
-    const long cache = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    return std::max(nx::ops::kernels::streaming_bytes, cache > 0 ? std::size_t(cache) / 2 : 0);
-  }();
-  return bytes;
-}
-
 void plan_memory(Code& code, bool parameters) {
   std::vector<bool> kept(code.tensors.size(), false);
   for (const std::vector<Location>* held : {&code.params, &code.results, &code.constants})
@@ -294,9 +178,7 @@ void plan_memory(Code& code, bool parameters) {
     if (in.op != Op::map) continue;
     MapKernel& m = code.maps[std::size_t(in.aux)];
     choose_donors(m, pc, last_read, kept);
-    share_buffers(m);
-    stream_results(m);
-    plan_fetches(m);
+    plan_kernel_memory(m);
     for (MapKernel::Slot& s : m.slots)
       if (s.source == MapKernel::Source::computed && s.reg >= 0) s.result = result_index(code, s.reg);
   }

@@ -1,6 +1,5 @@
-// The memory plan: which buffers a code's map kernels may write in place,
-// which block buffers their temporaries share, which results they stream,
-// which operands they ask of the caches a block ahead.
+// The memory plan: which buffers a code's map kernels and calls may write
+// in place (liveness over the bytecode), and at run time whether they do.
 #pragma once
 
 #include "vm/code.hpp"
@@ -16,9 +15,7 @@ struct Frame;
 // sub-code's, whose parameters are values of the frame that runs it), and
 // then only when donated (nx::donate). A call whose rule computes into a
 // given buffer gets donors too: values of its result's type that are dead
-// by then. Also gives each kernel's
-// temporaries their block buffers, its large results the streaming loops,
-// and its steps their shares of the next block's lines to fetch.
+// by then. Each kernel's own memory is planned too (kernel_memory.hpp).
 void plan_memory(Code& code, bool parameters);
 
 // The buffer a map kernel writes slot `slot` into, in frame f: its donor's
@@ -36,13 +33,6 @@ nx::Tensor buffer_for(const MapKernel& m, const MapKernel::Slot& slot, Frame& f)
 // argument, or a donor's (a dead value's, held by nothing else), or a
 // fresh one.
 nx::Tensor output_for(const Call& call, Frame& f);
-
-// The bytes a map kernel writes beyond which its results stream past the
-// caches: half the last-level cache (results that would not stay there, as
-// glibc's memcpy decides), at least the eager kernels' streaming_bytes.
-// Smaller results are fetched into the caches a block ahead
-// (vm/map_kernel.cpp).
-std::size_t streaming_threshold();
 
 // Whether the memory of two storages overlaps.
 bool overlap(const nx::detail::Storage& a, const nx::detail::Storage& b);

@@ -1,0 +1,24 @@
+// The memory of one map kernel: the block buffers of its temporaries, its
+// streamed results, the operands it fetches a block ahead.
+#pragma once
+
+#include <cstddef>
+
+#include "vm/code.hpp"
+
+namespace rune::vm {
+
+// Gives the kernel's temporaries their block buffers (MapKernel::buffers:
+// shared where their lives do not overlap), its results the streaming
+// loops when it writes more than streaming_threshold() bytes, and its steps
+// their shares of the next block's lines to fetch (MapKernel::fetched,
+// fetch_lines).
+void plan_kernel_memory(MapKernel& m);
+
+// The bytes a map kernel writes beyond which its results stream past the
+// caches: half the last-level cache (results that would not stay there, as
+// glibc's memcpy decides), at least the eager kernels' streaming_bytes.
+// Smaller results are fetched into the caches a block ahead.
+std::size_t streaming_threshold();
+
+}  // namespace rune::vm
