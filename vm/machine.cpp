@@ -5,13 +5,8 @@
 #include <cstring>
 #include <iostream>
 
-#include <boost/container/small_vector.hpp>
-
-#include "ir/eval.hpp"
-#include "ir/trace.hpp"
 #include "ops/concrete.hpp"
 #include "vm/listing.hpp"
-#include "vm/memory_plan.hpp"
 
 namespace rune::vm {
 
@@ -24,50 +19,7 @@ const bool tracing = [] {
   return v && std::atoi(v) != 0;
 }();
 
-using Operands = boost::container::small_vector<nx::Tensor, 4>;
-
-Operands operands_of(const Call& call, const Frame& f) {
-  Operands in;
-  for (std::int32_t r : call.inputs) in.push_back(f.tensors[std::size_t(r)]);
-  return in;
-}
-
-// The program is typed: the checks bind repeats have passed (a primitive
-// without an eager rule, a collective, goes through bind).
-void run_primitive(const Call& call, Frame& f) {
-  const Operands in = operands_of(call, f);
-  const std::span<const nx::Tensor> operands(in.data(), in.size());
-  const ir::Equation& eq = *call.equation;
-  const nx::ops::Rules& rules = nx::ops::rules(eq.prim);
-  nx::Tensor& out = f.tensors[std::size_t(call.outputs[0])];
-  if (rules.into) {  // (into the buffer the memory plan chose)
-    nx::Tensor buffer = output_for(call, f);
-    rules.into(eq.prim, operands, eq.params, buffer);
-    out = std::move(buffer);
-    return;
-  }
-  out = rules.eager ? nx::ops::apply_eager(eq.prim, operands, eq.params, call.type)
-                    : nx::ops::bind(eq.prim, operands, eq.params);
-}
-
 thread_local CheckScope* innermost_checks = nullptr;
-
-void run_construct(const Call& call, Frame& f) {
-  const Operands in = operands_of(call, f);
-  std::vector<nx::Tensor> out =
-      ir::bind_construct(*call.equation, std::span<const nx::Tensor>(in.data(), in.size()),
-                         ir::entry_point(*call.equation));
-  for (std::size_t k = 0; k < out.size() && k < call.outputs.size(); ++k)
-    f.tensors[std::size_t(call.outputs[k])] = std::move(out[k]);
-}
-
-void run_check(const Call& call, Frame& f) {
-  try {
-    run_construct(call, f);
-  } catch (...) {
-    CheckScope::failed(std::current_exception());
-  }
-}
 
 // Threaded dispatch (labels as values, of GCC and Clang): each
 // instruction's code ends by jumping to the next one's.

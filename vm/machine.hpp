@@ -66,6 +66,12 @@ void execute(const Code& code, Frame& frame, std::size_t first, std::size_t last
 std::vector<nx::Tensor> results(const Code& code, const Frame& frame);
 std::vector<nx::Tensor> results(const Code& code, Frame&& frame);
 
+// Calls on a frame's tensor registers (calls.cpp): a primitive by its
+// rule, a construct by its eager rule, a check (its failure kept by the
+// call's CheckScope).
+void run_primitive(const Call& call, Frame& frame);
+void run_construct(const Call& call, Frame& frame);
+void run_check(const Call& call, Frame& frame);
 // One map kernel on a frame's registers (map_kernel.cpp).
 void run_map(const MapKernel& map, Frame& frame);
 // One scan: its step's code run per row in a frame of its own (scan.cpp).
