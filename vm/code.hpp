@@ -4,9 +4,9 @@
 #pragma once
 
 #include <array>
-#include <span>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "ir/program.hpp"

@@ -63,17 +63,22 @@ std::string slot_name(const MapKernel& m, std::int32_t k) {
   return "";
 }
 
+// "  ; in place of a or b": the values whose buffer a result may take.
+template <class Name> std::string donors_text(std::span<const std::int32_t> donors, Name name) {
+  std::string out;
+  for (std::size_t k = 0; k < donors.size() && donors[k] >= 0; ++k)
+    out += (k == 0 ? "  ; in place of " : " or ") + name(donors[k]);
+  return out;
+}
+
 std::string map_text(const MapKernel& m) {
   std::string out;
   for (const MapKernel::Step& s : m.steps) {
-    const int arity = nx::ops::info(s.prim).arity;
     out += "  " + slot_name(m, s.out) + " = " + std::string(nx::ops::info(s.prim).name);
     if (s.family == nx::ops::Family::convert && s.prim == nx::ops::Prim::convert)
       out += " to " + std::string(nx::name(m.slots[std::size_t(s.out)].dtype));
-    for (int k = 0; k < arity; ++k) out.append(" ").append(slot_name(m, s.in[k]));
-    const MapKernel::Slot& written = m.slots[std::size_t(s.out)];
-    for (std::size_t k = 0; k < written.donors.size() && written.donors[k] >= 0; ++k)
-      out += (k == 0 ? "  ; in place of " : " or ") + slot_name(m, written.donors[k]);
+    for (std::int32_t in : s.inputs()) out.append(" ").append(slot_name(m, in));
+    out += donors_text(m.slots[std::size_t(s.out)].donors, [&](std::int32_t k) { return slot_name(m, k); });
     out += '\n';
   }
   for (const MapKernel::Reduction& r : m.reductions) {
@@ -173,11 +178,7 @@ std::string listing(const Code& code) {
     at.insert(0, at.size() < 4 ? 4 - at.size() : 0, ' ');
     const Instruction& in = code.instructions[pc];
     out += at + "  " + instruction_text(code, in);
-    if (in.op == Op::call) {  // (the dead values whose buffer its result may take)
-      const Call& c = code.calls[std::size_t(in.aux)];
-      for (std::size_t k = 0; k < c.donors.size() && c.donors[k] >= 0; ++k)
-        out += (k == 0 ? "  ; in place of " : " or ") + treg(c.donors[k]);
-    }
+    if (in.op == Op::call) out += donors_text(code.calls[std::size_t(in.aux)].donors, treg);
     out += "\n";
   }
   for (std::size_t k = 0; k < code.maps.size(); ++k) {

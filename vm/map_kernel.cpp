@@ -212,11 +212,13 @@ class Blocks {
 
   // Elements [begin, end).
   void run(std::int64_t begin, std::int64_t end) const {
-    for (std::int64_t pos = begin; pos < end;) {
-      const auto [first, n] = block_at(pos, end);
-      const std::int64_t next = first + n;
-      compute(first, n, next, next < end ? block_at(next, end).second : 0);
-      pos = next;
+    if (begin >= end) return;
+    for (auto here = block_at(begin, end);;) {
+      const std::int64_t next = here.first + here.second;
+      const auto after = next < end ? block_at(next, end) : std::pair<std::int64_t, std::int64_t>{next, 0};
+      compute(here.first, here.second, after.first, after.second);
+      if (after.second == 0) return;
+      here = after;
     }
   }
 

@@ -19,18 +19,21 @@
 
 namespace nx::ops::kernels::f32 {
 
-// a * b + c, fused where the instruction set has it (xsimd 8's AVX-512
-// fma is a multiply and an add).
+// Whether B is an AVX-512 batch, whose instructions the functions below use
+// where xsimd 8 has none (its avx512f `fma` is a multiply and an add).
+template <class B> inline constexpr bool avx512 = std::is_same_v<typename B::arch_type, xsimd::avx512f>;
+
+// a * b + c, fused where the instruction set has it.
 template <class B> B fma(B a, B b, B c) {
 #if defined(__AVX512F__)
-  if constexpr (std::is_same_v<typename B::arch_type, xsimd::avx512f>) return B(_mm512_fmadd_ps(a, b, c));
+  if constexpr (avx512<B>) return B(_mm512_fmadd_ps(a, b, c));
 #endif
   return xsimd::fma(a, b, c);
 }
 // c - a * b, the same way.
 template <class B> B fnma(B a, B b, B c) {
 #if defined(__AVX512F__)
-  if constexpr (std::is_same_v<typename B::arch_type, xsimd::avx512f>) return B(_mm512_fnmadd_ps(a, b, c));
+  if constexpr (avx512<B>) return B(_mm512_fnmadd_ps(a, b, c));
 #endif
   return xsimd::fnma(a, b, c);
 }
@@ -51,25 +54,22 @@ template <class B> [[gnu::always_inline]] inline B reduce_exp(B y, B& k) {
   return f32::fma(r * r, expm1_tail(r), r);
 }
 
-// 2^k for whole k in [-126, 127] (AVX-512 scales 1 in one instruction).
-template <class B> [[gnu::always_inline]] inline B pow2(B k) {
+// v * 2^k for whole k in [-126, 127]: one rounding of the product (AVX-512
+// scales in one instruction, the others multiply by 2^k made of its bits).
+template <class B> [[gnu::always_inline]] inline B scaled(B v, B k) {
 #if defined(__AVX512F__)
-  if constexpr (std::is_same_v<typename B::arch_type, xsimd::avx512f>) return B(_mm512_scalef_ps(B(1.f), k));
+  if constexpr (avx512<B>) return B(_mm512_scalef_ps(v, k));
 #endif
   using I = xsimd::batch<std::int32_t, typename B::arch_type>;
-  return xsimd::bitwise_cast<B>((xsimd::to_int(k) + I(127)) << 23);
+  return v * xsimd::bitwise_cast<B>((xsimd::to_int(k) + I(127)) << 23);
 }
 
 // e^x where the result is normal: x in [-87.3, 87.3] (the caller sends the
-// other lanes to the C library). (AVX-512 scales in one instruction: the
-// same single rounding of the same product.)
+// other lanes to the C library).
 template <class B> [[gnu::always_inline]] inline B exp_core(B x) {
   B k;
   const B m = reduce_exp(x, k);
-#if defined(__AVX512F__)
-  if constexpr (std::is_same_v<typename B::arch_type, xsimd::avx512f>) return B(_mm512_scalef_ps(m + B(1.f), k));
-#endif
-  return (m + B(1.f)) * pow2(k);
+  return scaled(m + B(1.f), k);
 }
 
 // tanh |x| = e / (e + 2) with e = e^(2|x|) - 1, exact near 0 (no
@@ -80,7 +80,7 @@ template <class B> [[gnu::always_inline]] inline B tanh_core(B x) {
   const B y = xsimd::min(B(20.f), xsimd::abs(x) * B(2.f));
   B k;
   const B m = reduce_exp(y, k);
-  const B scale = pow2(k);
+  const B scale = scaled(B(1.f), k);
   const B e = f32::fma(scale, m, scale - B(1.f));
   return xsimd::bitwise_or(e / (e + B(2.f)), xsimd::bitwise_and(x, B(-0.f)));
 }

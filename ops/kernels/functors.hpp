@@ -119,7 +119,7 @@ NX_UNARY_FLOAT(ceil, ceil(x), xsimd::ceil(x))
     }                                                                                  \
     template <class B> [[gnu::always_inline]] static B simd(B x) {                     \
       if constexpr (std::is_same_v<value_t<B>, double>)                                \
-        return guarded(x, f64_core, (f64_ok), [](auto v) { return std::P(v); });      \
+        return guarded(x, f64_core, (f64_ok), [](auto v) { return std::P(v); });       \
       else return f32_simd;                                                            \
     }                                                                                  \
   };
