@@ -45,6 +45,9 @@ Tensor convert_elements(const Tensor& t, DType to);
 // dtype (nx::full and its family, pad's fill; a scalar is the hot path of
 // `x + 1.`).
 Tensor filled(DType dtype, const Shape& shape, double value);
+// Sets every element of `out` (C order, rune's own memory) to `value`
+// converted to its dtype.
+void fill(const Tensor& out, double value);
 
 // Copies the elements of src into dst's layout (same shape and dtype).
 void copy_elements(const detail::TensorImpl& src, const detail::TensorImpl& dst);

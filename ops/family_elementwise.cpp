@@ -1,7 +1,8 @@
 // Elementwise primitives (unary, binary, select, convert): their rules.
 //
-// Operands broadcast as NumPy's; the result is a fresh C-order tensor of the
-// broadcast shape, computed row by row by the kernel table's loops.
+// Operands broadcast as NumPy's; the result is a C-order tensor of the
+// broadcast shape (a fresh one, or the buffer the VM's memory plan gives
+// the `into` rules), computed row by row by the kernel table's loops.
 #include "ops/broadcast.hpp"
 #include "ops/concrete.hpp"
 #include "ops/kernels/iterate.hpp"
@@ -52,16 +53,16 @@ TensorType convert_type(Prim, std::span<const Tensor> x, const Params& params) {
 // The fast path of small operations (x + 1. on a few elements): every
 // operand is either C-order with the result's shape (stride 1) or a single
 // element (stride 0), so one row covers everything.
-template <int N, class Loop>
-bool run_flat(std::span<const Tensor> x, const TensorType& type, const Tensor& out, Loop& loop) {
-  const std::int64_t n = numel(type.shape);
+template <int N, class Loop> bool run_flat(std::span<const Tensor> x, const Tensor& out, Loop& loop) {
+  const Shape& shape = out.shape();
+  const std::int64_t n = numel(shape);
   if (n >= parallel_grain) return false;
   std::array<const char*, N> at;
   std::array<std::int64_t, N + 1> step;
   for (int k = 0; k < N; ++k) {
     const auto& t = *x[k].impl();
     if (numel(t.shape) == 1) step[k] = 0;
-    else if (t.shape == type.shape && is_contiguous(t)) step[k] = 1;
+    else if (t.shape == shape && is_contiguous(t)) step[k] = 1;
     else return false;
     at[k] = base_address(t);
   }
@@ -70,15 +71,14 @@ bool run_flat(std::span<const Tensor> x, const TensorType& type, const Tensor& o
   return true;
 }
 
-template <int N, class Loop>
-Tensor run_rows(std::span<const Tensor> x, const TensorType& type, Loop loop) {
-  Tensor out = make_tensor(type.dtype, type.shape);
-  if (run_flat<N>(x, type, out, loop)) return out;
+template <int N, class Loop> void run_rows(std::span<const Tensor> x, const Tensor& out, Loop loop) {
+  if (run_flat<N>(x, out, loop)) return;
+  const Shape& shape = out.shape();
   std::array<detail::Strides, N> strides;
   std::array<const detail::Strides*, N + 1> views;
   std::array<const char*, N> bases;
   for (int k = 0; k < N; ++k) {
-    strides[k] = broadcast_strides(*x[k].impl(), type.shape);
+    strides[k] = broadcast_strides(*x[k].impl(), shape);
     views[k] = &strides[k];
     bases[k] = base_address(*x[k].impl());
   }
@@ -86,52 +86,52 @@ Tensor run_rows(std::span<const Tensor> x, const TensorType& type, Loop loop) {
   char* dst = base_address(*out.impl());
   std::array<std::size_t, N> sizes;
   for (int k = 0; k < N; ++k) sizes[k] = size_of(x[k].dtype());
-  std::size_t out_size = size_of(type.dtype);
-  walk<N + 1>(type.shape, views,
+  std::size_t out_size = size_of(out.dtype());
+  walk<N + 1>(shape, views,
               [=](const std::array<std::int64_t, N + 1>& off, std::int64_t n,
                   const std::array<std::int64_t, N + 1>& step) {
                 std::array<const char*, N> at;
                 for (int k = 0; k < N; ++k) at[k] = bases[k] + off[k] * std::int64_t(sizes[k]);
                 loop(n, at, step, dst + off[N] * std::int64_t(out_size));
               });
-  return out;
 }
 
 // The streaming loop for a large result, when the table has one.
-template <class Row> Row pick(Row plain, Row streaming, const TensorType& type) {
-  const bool large = std::size_t(numel(type.shape)) * size_of(type.dtype) >= kernels::streaming_bytes;
+template <class Row> Row pick(Row plain, Row streaming, const Tensor& out) {
+  const bool large = std::size_t(out.numel()) * size_of(out.dtype()) >= kernels::streaming_bytes;
   return large && streaming ? streaming : plain;
 }
 
-Tensor unary_eager(Prim p, std::span<const Tensor> x, const Params&, const TensorType& type) {
+void unary_into(Prim p, std::span<const Tensor> x, const Params&, const Tensor& out) {
   const auto& K = kernels::table();
-  auto kernel = pick(K.unary[int(p)][int(x[0].dtype())], K.unary_streaming[int(p)][int(x[0].dtype())], type);
-  return run_rows<1>(x, type, [kernel](std::int64_t n, auto at, auto step, char* out) {
-    kernel(n, at[0], step[0], out);
-  });
+  auto kernel = pick(K.unary[int(p)][int(x[0].dtype())], K.unary_streaming[int(p)][int(x[0].dtype())], out);
+  run_rows<1>(x, out, [kernel](std::int64_t n, auto at, auto step, char* to) { kernel(n, at[0], step[0], to); });
 }
 
-Tensor binary_eager(Prim p, std::span<const Tensor> x, const Params&, const TensorType& type) {
+void binary_into(Prim p, std::span<const Tensor> x, const Params&, const Tensor& out) {
   const auto& K = kernels::table();
-  auto kernel = pick(K.binary[int(p)][int(x[0].dtype())], K.binary_streaming[int(p)][int(x[0].dtype())], type);
-  return run_rows<2>(x, type, [kernel](std::int64_t n, auto at, auto step, char* out) {
-    kernel(n, at[0], step[0], at[1], step[1], out);
+  auto kernel = pick(K.binary[int(p)][int(x[0].dtype())], K.binary_streaming[int(p)][int(x[0].dtype())], out);
+  run_rows<2>(x, out, [kernel](std::int64_t n, auto at, auto step, char* to) {
+    kernel(n, at[0], step[0], at[1], step[1], to);
   });
 }
 
-Tensor select_eager(Prim, std::span<const Tensor> x, const Params&, const TensorType& type) {
-  auto kernel = kernels::table().select[int(type.dtype)];
-  return run_rows<3>(x, type, [kernel](std::int64_t n, auto at, auto step, char* out) {
-    kernel(n, at[0], step[0], at[1], step[1], at[2], step[2], out);
+void select_into(Prim, std::span<const Tensor> x, const Params&, const Tensor& out) {
+  auto kernel = kernels::table().select[int(out.dtype())];
+  run_rows<3>(x, out, [kernel](std::int64_t n, auto at, auto step, char* to) {
+    kernel(n, at[0], step[0], at[1], step[1], at[2], step[2], to);
   });
 }
 
-Tensor convert_eager(Prim, std::span<const Tensor> x, const Params&, const TensorType& type) {
+void convert_into(Prim, std::span<const Tensor> x, const Params&, const Tensor& out) {
+  auto kernel = kernels::table().convert[int(x[0].dtype())][int(out.dtype())];
+  run_rows<1>(x, out, [kernel](std::int64_t n, auto at, auto step, char* to) { kernel(n, at[0], step[0], to); });
+}
+
+// A conversion to the operand's own dtype is the operand.
+Tensor convert_eager(Prim p, std::span<const Tensor> x, const Params& params, const TensorType& type) {
   if (x[0].dtype() == type.dtype) return x[0];
-  auto kernel = kernels::table().convert[int(x[0].dtype())][int(type.dtype)];
-  return run_rows<1>(x, type, [kernel](std::int64_t n, auto at, auto step, char* out) {
-    kernel(n, at[0], step[0], out);
-  });
+  return eager_into<&convert_into>(p, x, params, type);
 }
 
 // detach's value is its operand.
@@ -148,14 +148,14 @@ Tensor convert_elements(const Tensor& t, DType to) {
 void register_elementwise(Rules* table) {
   for (int i = 0; i < prim_count; ++i) {
     switch (info(Prim(i)).family) {
-      case Family::unary: table[i] = {&unary_type, &unary_eager}; break;
-      case Family::binary: table[i] = {&binary_type, &binary_eager}; break;
-      case Family::select: table[i] = {&select_type, &select_eager}; break;
-      case Family::convert: table[i] = {&convert_type, &convert_eager}; break;
+      case Family::unary: table[i] = {.type = &unary_type, .eager = &eager_into<&unary_into>, .into = &unary_into}; break;
+      case Family::binary: table[i] = {.type = &binary_type, .eager = &eager_into<&binary_into>, .into = &binary_into}; break;
+      case Family::select: table[i] = {.type = &select_type, .eager = &eager_into<&select_into>, .into = &select_into}; break;
+      case Family::convert: table[i] = {.type = &convert_type, .eager = &convert_eager, .into = &convert_into}; break;
       default: break;
     }
   }
-  table[int(Prim::stop_gradient)].eager = &identity_eager;
+  table[int(Prim::stop_gradient)] = {.type = &unary_type, .eager = &identity_eager};  // (a view: no into)
 }
 
 }  // namespace nx::ops

@@ -223,24 +223,21 @@ Tensor window(const Tensor& into, const Shape& starts, const Shape& shape) {
   return make_view(into, shape, t.strides, offset);
 }
 
-Tensor pad_eager(Prim, std::span<const Tensor> x, const Params& params, const TensorType& type) {
-  Tensor out = filled(type.dtype, type.shape, params.value);
+void pad_into(Prim, std::span<const Tensor> x, const Params& params, const Tensor& out) {
+  fill(out, params.value);
   Tensor inner = window(out, params.lo, x[0].shape());
   auto& strides = inner.impl()->strides;  // every (interior + 1)-th element
   for (std::size_t d = 0; d < strides.size(); ++d)
     if (inner.shape()[d] > 1) strides[d] *= interior_of(params, d) + 1;
   copy_elements(*x[0].impl(), *inner.impl());
-  return out;
 }
 
-Tensor concatenate_eager(Prim, std::span<const Tensor> x, const Params& params, const TensorType& type) {
-  Tensor out = make_tensor(type.dtype, type.shape);
-  Shape at(type.shape.size(), 0);
+void concatenate_into(Prim, std::span<const Tensor> x, const Params& params, const Tensor& out) {
+  Shape at(out.shape().size(), 0);
   for (const Tensor& t : x) {
     copy_elements(*t.impl(), *window(out, at, t.shape()).impl());
     at[params.axis] += t.shape()[params.axis];
   }
-  return out;
 }
 
 // Reads an integer tensor's elements as int64.
@@ -282,11 +279,10 @@ template <std::size_t Bytes> void copy_blocks(char* to, const char* const* from,
   for (std::size_t k = 0; k < count; ++k) std::memcpy(&out[k], from[k], Bytes);
 }
 
-Tensor take_eager(Prim, std::span<const Tensor> x, const Params& params, const TensorType& type) {
-  Tensor out = make_tensor(type.dtype, type.shape);
+void take_into(Prim, std::span<const Tensor> x, const Params& params, const Tensor& out) {
   const Tensor operand = contiguous(x[0]);
   const Gather g(operand.shape(), x[1], params.axis);
-  const std::size_t block = g.after * nx::size_of(type.dtype);  // each gathered block is a run of bytes
+  const std::size_t block = g.after * nx::size_of(out.dtype());  // each gathered block is a run of bytes
   const char* source = data_of<char>(operand);
   char* target = data_of<char>(out);
   std::vector<const char*> from(g.rows.size());
@@ -304,20 +300,18 @@ Tensor take_eager(Prim, std::span<const Tensor> x, const Params& params, const T
         for (std::size_t k = 0; k < from.size(); ++k) std::memcpy(to + k * block, from[k], block);
     }
   }
-  return out;
 }
 
 // Adds each slab of the updates into the row its index names, in place, with
 // add's row loop (elementwise, so its output may be its first operand), in
 // the order of the indices.
-Tensor scatter_add_eager(Prim, std::span<const Tensor> x, const Params& params, const TensorType& type) {
-  Tensor out = make_tensor(type.dtype, type.shape);
+void scatter_add_into(Prim, std::span<const Tensor> x, const Params& params, const Tensor& out) {
   copy_elements(*x[0].impl(), *out.impl());
-  const Gather g(type.shape, x[1], params.axis);
-  if (g.after == 0) return out;
+  const Gather g(out.shape(), x[1], params.axis);
+  if (g.after == 0) return;
   const Tensor updates = contiguous(x[2]);
-  const kernels::BinaryRow add = kernels::table().binary[int(Prim::add)][int(type.dtype)];
-  const std::size_t block = g.after * nx::size_of(type.dtype);
+  const kernels::BinaryRow add = kernels::table().binary[int(Prim::add)][int(out.dtype())];
+  const std::size_t block = g.after * nx::size_of(out.dtype());
   char* target = data_of<char>(out);
   const char* from = data_of<char>(updates);
   for (std::size_t b = 0; b < g.before; ++b)
@@ -325,7 +319,6 @@ Tensor scatter_add_eager(Prim, std::span<const Tensor> x, const Params& params, 
       char* row = target + (b * g.length + g.rows[k]) * block;
       add(std::int64_t(g.after), row, 1, from + (b * g.rows.size() + k) * block, 1, row);
     }
-  return out;
 }
 
 // Starts clamped so that a window of `sizes` fits, as JAX's dynamic slices.
@@ -340,11 +333,9 @@ Tensor dynamic_slice_eager(Prim, std::span<const Tensor> x, const Params& params
   return window(x[0], clamped_starts(x[1], x[0].shape(), params.shape), params.shape);
 }
 
-Tensor dynamic_update_slice_eager(Prim, std::span<const Tensor> x, const Params&, const TensorType& type) {
-  Tensor out = make_tensor(type.dtype, type.shape);
+void dynamic_update_slice_into(Prim, std::span<const Tensor> x, const Params&, const Tensor& out) {
   copy_elements(*x[0].impl(), *out.impl());
   copy_elements(*x[1].impl(), *window(out, clamped_starts(x[2], x[0].shape(), x[1].shape()), x[1].shape()).impl());
-  return out;
 }
 
 }  // namespace
@@ -355,13 +346,14 @@ void register_layout(Rules* table) {
   set(Prim::transpose, {&transpose_type, &transpose_eager});
   set(Prim::broadcast, {&broadcast_type, &broadcast_eager});
   set(Prim::slice, {&slice_type, &slice_eager});
-  set(Prim::pad, {&pad_type, &pad_eager});
-  set(Prim::concatenate, {&concatenate_type, &concatenate_eager});
+  set(Prim::pad, {.type = &pad_type, .eager = &eager_into<&pad_into>, .into = &pad_into});
+  set(Prim::concatenate, {.type = &concatenate_type, .eager = &eager_into<&concatenate_into>, .into = &concatenate_into});
   set(Prim::flip, {&flip_type, &flip_eager});
-  set(Prim::take, {&take_type, &take_eager});
-  set(Prim::scatter_add, {&scatter_add_type, &scatter_add_eager});
+  set(Prim::take, {.type = &take_type, .eager = &eager_into<&take_into>, .into = &take_into});
+  set(Prim::scatter_add, {.type = &scatter_add_type, .eager = &eager_into<&scatter_add_into>, .into = &scatter_add_into});
   set(Prim::dynamic_slice, {&dynamic_slice_type, &dynamic_slice_eager});
-  set(Prim::dynamic_update_slice, {&dynamic_update_slice_type, &dynamic_update_slice_eager});
+  set(Prim::dynamic_update_slice, {.type = &dynamic_update_slice_type, .eager = &eager_into<&dynamic_update_slice_into>,
+                                   .into = &dynamic_update_slice_into});
 }
 
 }  // namespace nx::ops

@@ -1,6 +1,9 @@
 // matmul: [..., m, k] x [..., k, n] with equal batch axes (nx::matmul
 // broadcasts them first). float32/float64/complex go to cblas (OpenBLAS);
 // other dtypes to a plain loop in the element's compute type.
+#include <cstdlib>
+#include <utility>
+
 #include <cblas.h>
 
 #include "ops/concrete.hpp"
@@ -102,6 +105,28 @@ template <class T> void batched(const Tensor& A, const Tensor& B, const Tensor& 
   }
 }
 
+// A copy of t's matrices that cblas can read, each laid out in the order of
+// the view's strides (column-major when its rows' stride is the smaller,
+// nonzero one): a view and a copy of it then take the same transpose flag,
+// and OpenBLAS, whose kernels differ per flag, gives the same bits.
+Tensor readable_copy(const Tensor& t) {
+  const auto& i = *t.impl();
+  const std::size_t nd = i.shape.size();
+  const std::int64_t rs = i.strides[nd - 2], cs = i.strides[nd - 1];
+  if (rs == 0 || std::abs(rs) >= std::abs(cs)) return contiguous(t);
+  auto swapped = [&](const Shape& shape, const Strides& strides) {  // (the last two axes)
+    Shape s2 = shape;
+    Strides st2 = strides;
+    std::swap(s2[nd - 2], s2[nd - 1]);
+    std::swap(st2[nd - 2], st2[nd - 1]);
+    return std::pair{s2, st2};
+  };
+  const auto [shape, strides] = swapped(i.shape, i.strides);
+  const Tensor columns = contiguous(make_view(t, shape, strides, i.offset));
+  const auto [back, back_strides] = swapped(columns.shape(), columns.impl()->strides);
+  return make_view(columns, back, back_strides, 0);
+}
+
 void matmul_into(Prim, std::span<const Tensor> x, const Params&, const Tensor& c) {
   Tensor a = x[0], b = x[1];
   const std::size_t nd = c.shape().size();
@@ -110,25 +135,18 @@ void matmul_into(Prim, std::span<const Tensor> x, const Params&, const Tensor& c
     const auto& i = *t.impl();
     return blas_layout(i.shape[nd - 2], i.shape[nd - 1], i.strides[nd - 2], i.strides[nd - 1]).ok;
   };
-  if (!usable(a)) a = contiguous(a);
-  if (!usable(b)) b = contiguous(b);
+  if (!usable(a)) a = readable_copy(a);
+  if (!usable(b)) b = readable_copy(b);
   visit_dtype(c.dtype(), [&](auto d) {
     using T = element_t<decltype(d)::value>;
     if constexpr (!std::is_same_v<T, bool>) batched<T>(a, b, c);
   });
 }
 
-Tensor matmul_eager(Prim p, std::span<const Tensor> x, const Params& params, const TensorType& type) {
-  Tensor c = make_tensor(type.dtype, type.shape);
-  matmul_into(p, x, params, c);
-  return c;
-}
-
 }  // namespace
 
 void register_linalg(Rules* table) {
-  table[int(Prim::matmul)] = {&matmul_type, &matmul_eager};
-  table[int(Prim::matmul)].into = &matmul_into;
+  table[int(Prim::matmul)] = {.type = &matmul_type, .eager = &eager_into<&matmul_into>, .into = &matmul_into};
 }
 
 }  // namespace nx::ops

@@ -24,9 +24,8 @@ TensorType bits_type(Prim p, std::span<const Tensor> x, const Params& params) {
   return {uint32, out, x[0].placement()};
 }
 
-Tensor bits_eager(Prim, std::span<const Tensor> x, const Params& params, const TensorType& type) {
+void bits_into(Prim, std::span<const Tensor> x, const Params& params, const Tensor& out) {
   const Tensor keys = contiguous(x[0]);
-  Tensor out = make_tensor(uint32, type.shape);
   const std::int64_t n = numel(params.shape), blocks = (n + 1) / 2;
   const std::int64_t total = blocks * (keys.numel() / 2);
   const std::uint32_t* key = data_of<std::uint32_t>(keys);
@@ -45,11 +44,12 @@ Tensor bits_eager(Prim, std::span<const Tensor> x, const Params& params, const T
   const tbb::blocked_range<std::int64_t> all(0, total, chunk_elements);
   if (total < parallel_grain) run(all);
   else tbb::parallel_for(all, run);
-  return out;
 }
 
 }  // namespace
 
-void register_random(Rules* table) { table[int(Prim::random_bits)] = {&bits_type, &bits_eager}; }
+void register_random(Rules* table) {
+  table[int(Prim::random_bits)] = {.type = &bits_type, .eager = &eager_into<&bits_into>, .into = &bits_into};
+}
 
 }  // namespace nx::ops

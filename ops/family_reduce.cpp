@@ -43,18 +43,19 @@ Tensor rows_last(const Tensor& x, const Axes& last) {
   return contiguous(make_view(x, shape, strides, t.offset));
 }
 
-Tensor reduce_eager(Prim p, std::span<const Tensor> x, const Params& params, const TensorType& type) {
-  if (params.axes.empty()) return convert_elements(x[0], type.dtype);  // (all, any: a bool of each element)
+// (over no axes: each element, converted to the result's dtype as all and any's bool)
+void reduce_into(Prim p, std::span<const Tensor> x, const Params& params, const Tensor& out) {
+  if (params.axes.empty()) return copy_elements(*convert_elements(x[0], out.dtype()).impl(), *out.impl());
   Tensor in = rows_last(x[0], params.axes);
-  Tensor out = make_tensor(type.dtype, type.shape);
+  const DType out_dtype = out.dtype();
   const std::int64_t rows = out.numel(), n = rows == 0 ? 0 : in.numel() / rows;
   const DType dt = x[0].dtype();
-  const std::size_t in_size = size_of(dt), out_size = size_of(type.dtype);
+  const std::size_t in_size = size_of(dt), out_size = size_of(out_dtype);
   const char* src = base_address(*in.impl());
   char* dst = base_address(*out.impl());
   auto run = [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; ++r)
-      reduce_row(p, dt, type.dtype, n, src + r * n * std::int64_t(in_size), dst + r * std::int64_t(out_size));
+      reduce_row(p, dt, out_dtype, n, src + r * n * std::int64_t(in_size), dst + r * std::int64_t(out_size));
   };
   if (rows > 1 && rows * n >= parallel_grain) {
     std::int64_t per = std::max<std::int64_t>(1, chunk_elements / std::max<std::int64_t>(n, 1));
@@ -63,7 +64,11 @@ Tensor reduce_eager(Prim p, std::span<const Tensor> x, const Params& params, con
   } else {
     run(0, rows);
   }
-  return out;
+}
+
+Tensor reduce_eager(Prim p, std::span<const Tensor> x, const Params& params, const TensorType& type) {
+  if (params.axes.empty()) return convert_elements(x[0], type.dtype);  // (no copy of an operand of its dtype)
+  return eager_into<&reduce_into>(p, x, params, type);
 }
 
 TensorType arg_type(Prim p, std::span<const Tensor> x, const Params& params) {
@@ -75,16 +80,14 @@ TensorType arg_type(Prim p, std::span<const Tensor> x, const Params& params) {
   return {int32, out, x[0].placement()};
 }
 
-Tensor arg_eager(Prim p, std::span<const Tensor> x, const Params& params, const TensorType& type) {
+void arg_into(Prim p, std::span<const Tensor> x, const Params& params, const Tensor& out) {
   Tensor in = rows_last(x[0], Axes{params.axis});
-  Tensor out = make_tensor(type.dtype, type.shape);
   const std::int64_t rows = out.numel(), n = x[0].shape()[params.axis];
   auto kernel = kernels::table().arg[int(p)][int(x[0].dtype())];
   const char* src = base_address(*in.impl());
   auto* dst = data_of<std::int32_t>(out);
   const std::int64_t bytes = std::int64_t(size_of(x[0].dtype()));
   for (std::int64_t r = 0; r < rows; ++r) dst[r] = kernel(n, src + r * n * bytes, 1);
-  return out;
 }
 
 }  // namespace
@@ -110,8 +113,10 @@ void reduce_row(Prim p, DType in, DType out, std::int64_t n, const char* row, ch
 
 void register_reductions(Rules* table) {
   for (int i = 0; i < prim_count; ++i) {
-    if (info(Prim(i)).family == Family::reduce) table[i] = {&reduce_type, &reduce_eager};
-    if (info(Prim(i)).family == Family::arg) table[i] = {&arg_type, &arg_eager};
+    if (info(Prim(i)).family == Family::reduce)
+      table[i] = {.type = &reduce_type, .eager = &reduce_eager, .into = &reduce_into};
+    if (info(Prim(i)).family == Family::arg)
+      table[i] = {.type = &arg_type, .eager = &eager_into<&arg_into>, .into = &arg_into};
   }
 }
 

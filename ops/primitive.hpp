@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 
+#include "ops/concrete.hpp"
 #include "rune/tensor.hpp"
 
 namespace nx::ops {
@@ -115,6 +116,15 @@ struct Rules {
   void (*into)(Prim, std::span<const Tensor> operands, const Params&, const Tensor& out) = nullptr;
 };
 const Rules& rules(Prim p);
+
+// The eager rule of a primitive whose `into` rule computes its result: a
+// fresh buffer, computed into.
+template <void (*Into)(Prim, std::span<const Tensor>, const Params&, const Tensor&)>
+Tensor eager_into(Prim p, std::span<const Tensor> operands, const Params& params, const TensorType& type) {
+  Tensor out = make_tensor(type.dtype, type.shape);
+  Into(p, operands, params, out);
+  return out;
+}
 
 // The type of p's result: its type rule, then the result's shape checked
 // (ops/sizes.hpp), so no primitive makes a value too large to address.

@@ -92,15 +92,20 @@ Tensor copy(const Tensor& t) {
 }
 
 Tensor filled(DType dtype, const Shape& shape, double value) {
-  Tensor one = make_tensor(dtype, {});
+  Tensor out = make_tensor(dtype, shape);
+  fill(out, value);
+  return out;
+}
+
+void fill(const Tensor& out, double value) {
+  const DType dtype = out.dtype();
+  const Shape& shape = out.shape();
+  Tensor one = shape.empty() ? out : make_tensor(dtype, {});
   visit_dtype(dtype, [&](auto d) {
     using T = element_t<decltype(d)::value>;
     *data_of<T>(one) = kernels::convert_value<T>(value);
   });
-  if (shape.empty()) return one;
-  Tensor out = make_tensor(dtype, shape);
-  copy_elements(*make_view(one, shape, Strides(shape.size(), 0), 0).impl(), *out.impl());
-  return out;
+  if (!shape.empty()) copy_elements(*make_view(one, shape, Strides(shape.size(), 0), 0).impl(), *out.impl());
 }
 
 std::string describe(const Tensor& t) {
