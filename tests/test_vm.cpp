@@ -157,6 +157,44 @@ TEST_CASE("map kernels read broadcast scalars, one-element tensors and strided v
   CHECK(test::text(rune::jit(f)(m, one, s).second) == test::text(f(m, one, s).second));
 }
 
+TEST_CASE("map kernels read operands broadcast along middle axes, gathered per block, with eager's bits") {
+  // b along axis 1, c along axes 0 and 2 (in [2, 3, 1, 700], rows of 2100 where the bias, first, makes the
+  // kernel's rows 700: gathered too), bias a row; the sums over the last axis fold in.
+  auto f = [](const Tensor& a, const Tensor& b, const Tensor& c, const Tensor& bias) {
+    const Tensor y = nx::tanh(a * b - bias + c);
+    return std::pair{y, nx::sum(y * b, {3})};
+  };
+  for (const nx::Shape& shape : {nx::Shape{3, 4, 5, 7}, nx::Shape{6, 50, 70, 3}, nx::Shape{2, 3, 5, 700}, nx::Shape{2, 3, 1, 700}}) {
+    INFO(nx::to_string(shape));
+    const std::int64_t n = nx::numel(shape);
+    const Tensor a = nx::reshape(nx::linspace(nx::float64, -2., 2., n), shape);
+    nx::Shape b_shape = shape, c_shape = shape;
+    b_shape[1] = 1;
+    c_shape[0] = c_shape[2] = 1;
+    const Tensor b = nx::reshape(nx::linspace(nx::float64, 0.5, 1.5, nx::numel(b_shape)), b_shape);
+    const Tensor c = nx::reshape(nx::linspace(nx::float64, -1., 1., nx::numel(c_shape)), c_shape);
+    const Tensor bias = nx::linspace(nx::float64, 0., 1., shape[3]);
+    const std::string text = listing(f, a, b, c, bias);
+    INFO(text);
+    CHECK(count(text, "  map ") == 1);
+    CHECK(count(text, "  call ") == 0);
+    auto code = compiled(f, a, b, c, bias);
+    same_on_both(*code, {a, b, c, bias});
+    tbb::global_control one(tbb::global_control::max_allowed_parallelism, 1);
+    same_on_both(*code, {a, b, c, bias});
+  }
+  // A strided operand broadcast along a middle axis, and one of lower rank.
+  auto g = [](const Tensor& x, const Tensor& w, const Tensor& v) { return x * w - v; };
+  const Tensor x = nx::reshape(nx::linspace(nx::float32, -1., 1., 2 * 3 * 4), {2, 3, 4});
+  const Tensor w = nx::transpose(nx::reshape(nx::linspace(nx::float32, 1., 2., 8), {4, 1, 2}), {2, 1, 0});
+  const Tensor v = nx::reshape(nx::linspace(nx::float32, 0., 1., 3), {3, 1});
+  REQUIRE(!nx::ops::is_contiguous(*w.impl()));
+  const std::string text = listing(g, x, w, v);
+  INFO(text);
+  CHECK(count(text, "  map ") == 1);
+  same_on_both(*compiled(g, x, w, v), {x, w, v});
+}
+
 TEST_CASE("a reduction of a map kernel's value over all its elements is folded into the kernel, with eager's bits") {
   auto f = [](const Tensor& x) {
     Tensor e = nx::exp(x) - 1.;
@@ -390,9 +428,9 @@ TEST_CASE("a matrix product computes into the buffer of a dead value of its type
   INFO(text);
   REQUIRE(code->calls.size() == 3);  // u, the sums, v
   const std::int32_t u = code->calls[0].outputs[0], v = code->calls[2].outputs[0];
-  CHECK(code->calls[0].donors[0] == -1);
-  CHECK(code->calls[2].donors[0] == u);
-  CHECK(count(text, "; in place of t" + std::to_string(u)) == 1);
+  CHECK(code->calls[0].recycled == -1);
+  CHECK(code->calls[2].recycled == u);
+  CHECK(count(text, "; in t" + std::to_string(u) + "'s buffer") == 1);
   const std::vector<Tensor> args{a, b};
   same_on_both(*code, args);
 
@@ -426,6 +464,57 @@ TEST_CASE("a matrix product computes into the buffer of a dead value of its type
   std::copy(a_values.begin(), a_values.end(), memory.begin());  // (a in the caller's buffer, an argument too)
   rune::run_into(rune::program(product, a, b), std::vector<Tensor>{into, b}, std::vector<Tensor>{into});
   CHECK(same_bits(into, nx::matmul(a, b)));
+}
+
+TEST_CASE("a kernel's result takes the buffer of a dead value of its type; other dead values are released") {
+  // u dies in the column sums; the kernel's result, of u's type, takes its buffer.
+  auto f = [](const Tensor& a) {
+    const Tensor u = nx::matmul(a, a);
+    return nx::exp(a) * 2. + nx::sum(u, {0});
+  };
+  const Tensor a = nx::reshape(nx::linspace(nx::float64, -1., 1., 64 * 64), {64, 64});
+  auto code = compiled(f, a);
+  const std::string text = rune::vm::listing(*code);
+  INFO(text);
+  REQUIRE(code->calls.size() == 2);  // u, the sums; then the kernel
+  const std::int32_t u = code->calls[0].outputs[0];
+  CHECK(count(text, "; in t" + std::to_string(u) + "'s buffer") == 1);
+  CHECK(count(text, "release") == 0);  // (u is taken, a is the caller's, the sums are small)
+  const std::vector<Tensor> args{a};
+  same_on_both(*code, args);
+  rune::vm::Frame frame = rune::vm::start(*code, args);
+  rune::vm::execute(*code, frame, 0, 1);
+  const void* buffer = frame.tensors[std::size_t(u)].impl()->storage->data;
+  rune::vm::execute(*code, frame, 1, code->instructions.size());
+  CHECK(rune::vm::results(*code, std::move(frame))[0].impl()->storage->data == buffer);
+
+  // u held elsewhere too: a fresh buffer, u unchanged.
+  rune::vm::Frame again = rune::vm::start(*code, args);
+  rune::vm::execute(*code, again, 0, 1);
+  const Tensor held = again.tensors[std::size_t(u)];
+  rune::vm::execute(*code, again, 1, code->instructions.size());
+  CHECK(rune::vm::results(*code, std::move(again))[0].impl()->storage->data != held.impl()->storage->data);
+  CHECK(same_bits(held, nx::matmul(a, a)));
+
+  // No later value of u's type: u is let go after its last reader, before the next product.
+  auto g = [](const Tensor& x, const Tensor& y) {
+    const Tensor u = nx::matmul(x, x);
+    return std::pair{nx::sum(u, {0}), nx::matmul(x, y)};
+  };
+  const Tensor b = nx::ones(nx::float64, {64, 32});
+  auto released = compiled(g, a, b);
+  const std::string listed = rune::vm::listing(*released);
+  INFO(listed);
+  const std::int32_t v = released->calls[0].outputs[0];
+  CHECK(count(listed, "release    t" + std::to_string(v) + "\n") == 1);
+  REQUIRE(released->instructions[2].op == rune::vm::Op::release);
+  const std::vector<Tensor> both{a, b};
+  same_on_both(*released, both);
+  rune::vm::Frame stepped = rune::vm::start(*released, both);
+  rune::vm::execute(*released, stepped, 0, 2);
+  CHECK(stepped.tensors[std::size_t(v)].defined());
+  rune::vm::execute(*released, stepped, 2, 3);
+  CHECK(!stepped.tensors[std::size_t(v)].defined());
 }
 
 TEST_CASE("a donated argument's buffer is written in place when nothing else in the call views it") {

@@ -61,11 +61,11 @@ struct Call {
   std::vector<std::int32_t> inputs;    // tensor registers
   std::vector<std::int32_t> outputs;   // tensor registers
   // A primitive whose rule computes into a given buffer (Rules::into): the
-  // tensor registers of its result's type dead by then, whose buffer it may
-  // take (-1 past the last), and the index of its result in the code's
-  // results (-1 when it is none), for a call writing into the caller's
-  // buffers (vm/memory_plan.cpp).
-  std::array<std::int32_t, 2> donors{-1, -1};
+  // tensor register of its result's type, dead by then, whose buffer it
+  // takes when nothing else holds it (-1: none), and the index of its result
+  // in the code's results (-1 when it is none), for a call writing into the
+  // caller's buffers (vm/memory_plan.cpp).
+  std::int32_t recycled = -1;
   std::int32_t result = -1;
 };
 
@@ -78,6 +78,7 @@ struct MapKernel {
     element,   // t[reg], one element, broadcast
     rows,      // t[reg], of the kernel's trailing axes: one row, repeated along the leading ones
     columns,   // t[reg], of the kernel's leading axes: one element per row, repeated along it
+    broadcast,  // t[reg], broadcast along any other axes ([3, 1, 5] in [3, 4, 5]): gathered per block
     view,      // t[reg]'s elements in C order from `offset` (a slice or reshape that is a run of them)
     scalar,    // s[reg], broadcast
     computed,  // a step's result: kept in a block buffer, or written to t[reg]
@@ -87,11 +88,14 @@ struct MapKernel {
     std::int32_t reg = -1;  // computed: the output register, -1 for a temporary
     nx::DType dtype = nx::DType::float32;
     std::int64_t offset = 0;  // view: the first element
-    // computed, written: tensor slots of its dtype whose values die here
-    // and that no later step reads, -1 past the last; the first whose
-    // buffer nothing else holds at run time is written in place
+    // computed, written: the tensor registers of operands of its dtype
+    // whose values die here and that no later step reads, -1 past the last;
+    // the first whose buffer nothing else holds at run time is written in
+    // place. Else `recycled`: a register of its type dead before the
+    // kernel, whose buffer it takes when nothing else holds it
     // (vm/memory_plan.cpp).
     std::array<std::int32_t, 2> donors{-1, -1};
+    std::int32_t recycled = -1;
     // computed, written: the index of the result it is in the code's
     // results, -1 when it is not one (a call writing into the caller's
     // buffers may compute it there).
@@ -178,6 +182,7 @@ struct Code {
   std::vector<MapKernel> maps;
   std::vector<ScanOp> scans;
   std::vector<Invoke> invokes;
+  std::vector<std::vector<std::int32_t>> releases;  // tensor registers whose values are dead, per release
 };
 
 }  // namespace rune::vm

@@ -125,13 +125,11 @@ class Compiler {
     if (elementwise(eq) && scalar_operation(eq)) return emit_scalar(eq);
     if (elementwise(eq) && !home(eq.outputs[0]).scalar && has_row(eq)) {
       if (!group_.members.empty() && group_.shape != type(eq.outputs[0]).shape) close_group();
-      if (const std::optional<std::int64_t> row = joins_group(eq)) {
-        if (group_.members.empty()) group_.shape = type(eq.outputs[0]).shape;
-        group_.row = *row;
-        group_.members.push_back(i);
-        group_.values.insert(eq.outputs[0]);
-        return;
-      }
+      if (group_.members.empty()) group_.shape = type(eq.outputs[0]).shape;
+      group_.row = row_with(eq);
+      group_.members.push_back(i);
+      group_.values.insert(eq.outputs[0]);
+      return;
     }
     for (int v : eq.inputs)
       if (group_.values.count(v)) {
@@ -357,21 +355,17 @@ class Compiler {
     return row && (group_.reductions.empty() || *row == group_.reduction_row) && (group_.row == 0 || *row % group_.row == 0);
   }
 
-  // The kernel's rows once eq joins it (0: none), or nothing when it cannot:
-  // its operands are the kernel's values, scalars, tensors of its shape,
-  // single elements, or rows and columns of one row length, of which its
-  // reductions' rows are made.
-  std::optional<std::int64_t> joins_group(const ir::Equation& eq) const {
-    const nx::Shape& shape = type(eq.outputs[0]).shape;
+  // The kernel's rows once eq joins it (0: none): those of its first row
+  // or column operand (of which its reductions' rows are made). Operands
+  // repeating rows of another length are gathered per block, as those
+  // broadcast along other axes.
+  std::int64_t row_with(const ir::Equation& eq) const {
     std::int64_t row = group_.members.empty() ? 0 : group_.row;
     for (int v : eq.inputs) {
+      if (row != 0) break;
       if (group_.values.count(v) || home(v).scalar) continue;
-      const nx::Shape& operand = type(v).shape;
-      if (operand == shape || nx::numel(operand) == 1) continue;
-      const std::int64_t n = repeat_of_operand(operand, shape);
-      if (n == 0 || (row != 0 && n != row) || (!group_.reductions.empty() && group_.reduction_row % n != 0))
-        return std::nullopt;
-      row = n;
+      const std::int64_t n = repeat_of_operand(type(v).shape, type(eq.outputs[0]).shape);
+      if (n != 0 && (group_.reductions.empty() || group_.reduction_row % n == 0)) row = n;
     }
     return row;
   }
@@ -422,8 +416,8 @@ class Compiler {
     group_.shape = shape;
     for (std::size_t i : deferred)
       for (int v : p_.equations[i].inputs)
-        if (!deferred_values.count(v) && !home(v).scalar)
-          if (const std::int64_t n = repeat_of_operand(type(v).shape, shape)) group_.row = n;
+        if (!deferred_values.count(v) && !home(v).scalar && group_.row == 0)
+          group_.row = repeat_of_operand(type(v).shape, shape);
     group_.members = std::move(deferred);
     group_.values = std::move(deferred_values);
   }
@@ -460,11 +454,14 @@ class Compiler {
         s.offset = offset;
       } else {
         s.reg = home(v).index;
-        s.source = home(v).scalar                           ? MapKernel::Source::scalar
-                   : type(v).shape == m.shape               ? MapKernel::Source::tensor
-                   : nx::numel(type(v).shape) == 1          ? MapKernel::Source::element
-                   : row_of_operand(type(v).shape, m.shape) ? MapKernel::Source::rows
-                                                            : MapKernel::Source::columns;
+        const nx::Shape& shape = type(v).shape;
+        const std::int64_t repeat = home(v).scalar ? 0 : repeat_of_operand(shape, m.shape);
+        s.source = home(v).scalar                     ? MapKernel::Source::scalar
+                   : shape == m.shape                 ? MapKernel::Source::tensor
+                   : nx::numel(shape) == 1            ? MapKernel::Source::element
+                   : repeat == 0 || repeat != group_row ? MapKernel::Source::broadcast
+                   : row_of_operand(shape, m.shape)   ? MapKernel::Source::rows
+                                                      : MapKernel::Source::columns;
       }
       m.slots.push_back(s);
       return slot_of[v] = std::int32_t(m.slots.size() - 1);

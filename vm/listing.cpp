@@ -56,19 +56,21 @@ std::string slot_name(const MapKernel& m, std::int32_t k) {
     case MapKernel::Source::tensor:
     case MapKernel::Source::element:
     case MapKernel::Source::rows:
-    case MapKernel::Source::columns: return treg(s.reg);
+    case MapKernel::Source::columns:
+    case MapKernel::Source::broadcast: return treg(s.reg);
     case MapKernel::Source::view: return treg(s.reg) + "@" + std::to_string(s.offset);
     case MapKernel::Source::computed: return s.reg >= 0 ? treg(s.reg) : std::string("m").append(std::to_string(k));
   }
   return "";
 }
 
-// "  ; in place of a or b": the values whose buffer a result may take.
-template <class Name> std::string donors_text(std::span<const std::int32_t> donors, Name name) {
+// "  ; in place of t1 or t2" (operands that die there) or "  ; in t5's
+// buffer" (a dead value's): where a result may be written.
+std::string buffer_text(std::span<const std::int32_t> donors, std::int32_t recycled) {
   std::string out;
   for (std::size_t k = 0; k < donors.size() && donors[k] >= 0; ++k)
-    out += (k == 0 ? "  ; in place of " : " or ") + name(donors[k]);
-  return out;
+    out += (k == 0 ? "  ; in place of " : " or ") + treg(donors[k]);
+  return recycled >= 0 ? out + "  ; in " + treg(recycled) + "'s buffer" : out;
 }
 
 std::string map_text(const MapKernel& m) {
@@ -78,7 +80,8 @@ std::string map_text(const MapKernel& m) {
     if (s.family == nx::ops::Family::convert && s.prim == nx::ops::Prim::convert)
       out += " to " + std::string(nx::name(m.slots[std::size_t(s.out)].dtype));
     for (std::int32_t in : s.inputs()) out.append(" ").append(slot_name(m, in));
-    out += donors_text(m.slots[std::size_t(s.out)].donors, [&](std::int32_t k) { return slot_name(m, k); });
+    const MapKernel::Slot& result = m.slots[std::size_t(s.out)];
+    out += buffer_text(result.donors, result.recycled);
     out += '\n';
   }
   for (const MapKernel::Reduction& r : m.reductions) {
@@ -113,6 +116,7 @@ std::vector<Location> written(const Code& code, const Instruction& in) {
     case Op::body:
     case Op::cond:
     case Op::iterate: return code.invokes[std::size_t(in.aux)].outputs;
+    case Op::release: return {};
     default: return {{true, in.dst}};
   }
 }
@@ -142,6 +146,7 @@ std::string instruction_text(const Code& code, const Instruction& in) {
       const Invoke& i = code.invokes[std::size_t(in.aux)];
       return out + joined(i.outputs) + " = invoke " + std::to_string(in.aux) + " " + joined(i.inputs);
     }
+    case Op::release: return out + joined(code.releases[std::size_t(in.aux)]);
     case Op::box: return out + treg(in.dst) + " = " + sreg(in.a);
     case Op::load: return out + sreg(in.dst) + " = " + treg(in.a);
     case Op::unary:
@@ -178,7 +183,7 @@ std::string listing(const Code& code) {
     at.insert(0, at.size() < 4 ? 4 - at.size() : 0, ' ');
     const Instruction& in = code.instructions[pc];
     out += at + "  " + instruction_text(code, in);
-    if (in.op == Op::call) out += donors_text(code.calls[std::size_t(in.aux)].donors, treg);
+    if (in.op == Op::call) out += buffer_text({}, code.calls[std::size_t(in.aux)].recycled);
     out += "\n";
   }
   for (std::size_t k = 0; k < code.maps.size(); ++k) {

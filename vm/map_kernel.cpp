@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <span>
 
 #include <boost/container/small_vector.hpp>
 #include <tbb/blocked_range.h>
@@ -43,6 +44,7 @@ struct Place {
     row,        // base + begin % row: a block within one row
     column,     // base + begin / row, broadcast: a block within one row
     columns,    // at `offset` in the thread's block buffers: each row's element repeated along it
+    gathered,   // at `offset` in the thread's block buffers: gathered from base by broadcast strides
   };
   Kind kind = Kind::memory;
   char* base = nullptr;
@@ -54,6 +56,13 @@ struct Place {
 struct Places {
   boost::container::small_vector<Place, 32> slots;
   boost::container::small_vector<std::int32_t, 4> columns;  // the slots spread over each block first
+  // The slots gathered for each block first, with their strides along the
+  // kernel's axes (in elements; 0 along an axis they are broadcast along).
+  struct Gathered {
+    std::int32_t slot;
+    boost::container::small_vector<std::int64_t, 6> strides;
+  };
+  boost::container::small_vector<Gathered, 2> gathered;
   std::size_t temp_bytes = 0;
 };
 
@@ -133,6 +142,35 @@ void spread(const char* element, std::size_t size, std::int64_t count, char* out
   }
 }
 
+// The kernel's elements [begin, begin + n) of an operand at `base` read
+// with `strides` along the kernel's axes (`shape`), at `out`: runs along the
+// last axis copied (stride 1: a C-order operand) or spread (stride 0).
+void gather(const char* base, std::size_t size, const nx::Shape& shape, std::span<const std::int64_t> strides,
+            std::int64_t begin, std::int64_t n, char* out) {
+  const std::size_t last = shape.size() - 1;
+  boost::container::small_vector<std::int64_t, 6> index(shape.size());
+  std::int64_t offset = 0, rest = begin;
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    index[d] = rest % shape[d];
+    rest /= shape[d];
+    offset += index[d] * strides[d];
+  }
+  for (std::int64_t done = 0; done < n;) {
+    const std::int64_t run = std::min(shape[last] - index[last], n - done);
+    const char* from = base + offset * std::int64_t(size);
+    if (strides[last] == 0) spread(from, size, run, out + std::size_t(done) * size);
+    else std::memcpy(out + std::size_t(done) * size, from, std::size_t(run) * size);
+    done += run;
+    offset += run * strides[last];
+    index[last] += run;
+    for (std::size_t d = last; d > 0 && index[d] == shape[d]; --d) {  // (carried into the axes before)
+      offset += strides[d - 1] - shape[d] * strides[d];
+      index[d] = 0;
+      ++index[d - 1];
+    }
+  }
+}
+
 // The kernel's blocks on one thread: its steps computed on elements
 // [begin, begin + n), n <= block, the temporaries in the thread's buffers.
 // A kernel in rows (m.row) computes blocks of whole rows, or parts of one.
@@ -148,7 +186,8 @@ class Blocks {
     const Place& p = at_.slots[std::size_t(k)];
     switch (p.kind) {
       case Place::Kind::temporary:
-      case Place::Kind::columns: return reinterpret_cast<char*>(temps_ + p.offset);
+      case Place::Kind::columns:
+      case Place::Kind::gathered: return reinterpret_cast<char*>(temps_ + p.offset);
       case Place::Kind::repeated: return p.base;
       case Place::Kind::row: return p.base + (begin % m_.row) * std::int64_t(p.size);
       case Place::Kind::column: return p.base + (begin / m_.row) * std::int64_t(p.size);
@@ -165,6 +204,10 @@ class Blocks {
       for (std::int64_t r = 0; r < n / m_.row; ++r)
         spread(p.base + (begin / m_.row + r) * std::int64_t(p.size), p.size, m_.row,
                out + std::size_t(r * m_.row) * p.size);
+    }
+    for (const Places::Gathered& g : at_.gathered) {
+      const Place& p = at_.slots[std::size_t(g.slot)];
+      gather(p.base, p.size, m_.shape, {g.strides.data(), g.strides.size()}, begin, n, reinterpret_cast<char*>(temps_ + p.offset));
     }
     auto stride = [&](std::int32_t k) { return at_.slots[std::size_t(k)].stride; };
     const std::size_t steps = m_.steps.size();
@@ -389,6 +432,23 @@ void run_map(const MapKernel& m, Frame& f) {
           at.columns.push_back(std::int32_t(at.slots.size()));
         }
         break;
+      case Source::broadcast: {
+        const nx::Tensor& operand = f.tensors[std::size_t(slot.reg)];
+        place.base = in_order(operand);
+        place.kind = Kind::gathered;
+        place.offset = at.temp_bytes;
+        at.temp_bytes += block_bytes(place.size);
+        // (the operand's axes right-aligned with the kernel's)
+        const nx::Shape& shape = operand.shape();
+        Places::Gathered g{std::int32_t(at.slots.size()), {}};
+        const std::size_t pad = m.shape.size() - shape.size();
+        std::int64_t stride = 1;
+        g.strides.resize(m.shape.size(), 0);
+        for (std::size_t d = shape.size(); d-- > 0; stride *= shape[d])
+          if (shape[d] != 1) g.strides[pad + d] = stride;
+        at.gathered.push_back(std::move(g));
+        break;
+      }
       case Source::rows: {
         char* row = in_order(f.tensors[std::size_t(slot.reg)]);
         if (m.row <= block) {

@@ -7,7 +7,10 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <utility>
+#include <vector>
 
 #include "ops/concrete.hpp"
 #include "vm/kernel_memory.hpp"
@@ -42,8 +45,9 @@ template <class Each> void tensors_read(const Code& code, const Instruction& in,
 }
 
 // The donors of one kernel at instruction pc: for each written slot, the
-// operand slots that die here and that no later step reads (another
-// written slot may list them too: the first to find one free takes it).
+// registers of operand slots that die here and that no later step reads
+// (another written slot may list them too: the first to find one free
+// takes it).
 void choose_donors(MapKernel& m, std::size_t pc, const std::vector<std::size_t>& last_read,
                    const std::vector<bool>& kept) {
   std::vector<std::ptrdiff_t> last_step(m.slots.size(), -1);
@@ -60,10 +64,60 @@ void choose_donors(MapKernel& m, std::size_t pc, const std::vector<std::size_t>&
       const MapKernel::Slot& s = m.slots[j];
       const bool dies_here = s.source == MapKernel::Source::tensor && !kept[std::size_t(s.reg)] &&
                              last_read[std::size_t(s.reg)] == pc && slots_of_register[std::size_t(s.reg)] == 1;
-      if (dies_here && s.dtype == out.dtype && last_step[j] <= std::ptrdiff_t(k)) out.donors[listed++] = std::int32_t(j);
+      if (dies_here && s.dtype == out.dtype && last_step[j] <= std::ptrdiff_t(k)) out.donors[listed++] = s.reg;
     }
   }
 }
+
+// The buffers of dead values, by liveness over the bytecode: values written
+// by calls, map kernels and scans (whose types the code records) join the
+// pool when their last reader has run, and a later result of their type takes one
+// (the latest dead, the likeliest still in the caches) instead of a fresh
+// allocation.
+class Recycler {
+ public:
+  explicit Recycler(std::size_t registers) : type_(registers), pooled_(registers, false), given_(registers, false) {}
+
+  // A value whose buffer may be recycled once it is dead (rune's own: not a
+  // parameter, which the caller holds).
+  void written(std::int32_t reg, nx::ops::TensorType type) {
+    type_[std::size_t(reg)] = std::move(type);
+    pooled_[std::size_t(reg)] = true;
+  }
+  void parameter(std::int32_t reg, nx::ops::TensorType type) { type_[std::size_t(reg)] = std::move(type); }
+
+  // A dead register of this type for a result, or -1.
+  std::int32_t take(const nx::ops::TensorType& type) {
+    for (std::size_t k = pool_.size(); k-- > 0;) {
+      const std::int32_t reg = pool_[k];
+      const nx::ops::TensorType& t = *type_[std::size_t(reg)];
+      if (t.dtype == type.dtype && t.shape == type.shape) {
+        pool_.erase(pool_.begin() + std::ptrdiff_t(k));
+        given_[std::size_t(reg)] = true;
+        return reg;
+      }
+    }
+    return -1;
+  }
+
+  void dead(std::int32_t reg) {
+    if (pooled_[std::size_t(reg)]) pool_.push_back(reg);
+  }
+  bool pooled(std::int32_t reg) const { return pooled_[std::size_t(reg)]; }
+  // Whether a later result takes reg's buffer (so reg is not released).
+  bool given(std::int32_t reg) const { return given_[std::size_t(reg)]; }
+  // Whether reg's value is known to be smaller than a page: releasing it
+  // early would cost an instruction and save nothing worth it.
+  bool small(std::int32_t reg) const {
+    const std::optional<nx::ops::TensorType>& t = type_[std::size_t(reg)];
+    return t && std::size_t(nx::numel(t->shape)) * nx::size_of(t->dtype) < 4096;
+  }
+
+ private:
+  std::vector<std::optional<nx::ops::TensorType>> type_;
+  std::vector<bool> pooled_, given_;
+  std::vector<std::int32_t> pool_;
+};
 
 bool in_order_and_own(const nx::detail::TensorImpl& impl) {
   return !impl.storage->borrowed && impl.offset == 0 && nx::ops::is_contiguous(impl);
@@ -91,7 +145,7 @@ bool donated_alone(const Frame& f, const nx::Tensor& t) {
 // there: the buffer overlaps no argument, or is exactly the memory of one
 // that dies in this kernel (one of the slot's donors) and that no other
 // register views.
-bool into_callers_buffer(const MapKernel& m, const MapKernel::Slot& slot, const Frame& f) {
+bool into_callers_buffer(const MapKernel::Slot& slot, const Frame& f) {
   const nx::detail::Storage& buffer = *f.into[std::size_t(slot.result)].impl()->storage;
   std::ptrdiff_t overlapped = -1;
   for (std::size_t j = 0; j < f.args.size(); ++j)
@@ -105,49 +159,44 @@ bool into_callers_buffer(const MapKernel& m, const MapKernel::Slot& slot, const 
   if (at.scalar || arg.impl()->storage->data != buffer.data || arg.impl()->storage->bytes != buffer.bytes ||
       arg.impl()->offset != 0)
     return false;
-  const bool dies_here = std::any_of(slot.donors.begin(), slot.donors.end(), [&](std::int32_t d) {
-    return d >= 0 && m.slots[std::size_t(d)].reg == at.index;
-  });
+  const bool dies_here = std::find(slot.donors.begin(), slot.donors.end(), at.index) != slot.donors.end();
   return dies_here && registers_viewing(f, arg.impl()->storage.get()) == 1;  // (its own register)
 }
 
-// The registers written by the calls and map kernels before each
-// instruction, with their types: where a later call may find a buffer of its
-// result's type that is dead.
-struct Written {
-  std::int32_t reg;
-  nx::ops::TensorType type;
-  std::size_t at;  // the instruction writing it
-};
-
-std::vector<Written> written_tensors(const Code& code) {
-  std::vector<Written> written;
-  for (std::size_t pc = 0; pc < code.instructions.size(); ++pc) {
-    const Instruction& in = code.instructions[pc];
-    if (in.op == Op::call) {
-      const Call& call = code.calls[std::size_t(in.aux)];
-      written.push_back({call.outputs[0], call.type, pc});
-    } else if (in.op == Op::map) {
-      const MapKernel& m = code.maps[std::size_t(in.aux)];
-      for (const MapKernel::Slot& s : m.slots)
-        if (s.source == MapKernel::Source::computed && s.reg >= 0) written.push_back({s.reg, {s.dtype, m.shape}, pc});
-    }
+// Whether an instruction makes tensors: what follows a release must, or the
+// release would only come before the frame's end (or, in a scan's step,
+// before the next row writes the registers again).
+bool makes_tensors(Op op) {
+  switch (op) {
+    case Op::call: case Op::map: case Op::scan: case Op::body: case Op::cond: case Op::iterate:
+    case Op::construct: case Op::box:
+      return true;
+    default:
+      return false;
   }
-  return written;
 }
 
-// The donors of a call at pc whose rule computes into a given buffer:
-// registers of its result's type written and last read before it.
-void choose_call_donors(Call& call, std::size_t pc, const std::vector<Written>& written,
-                        const std::vector<std::size_t>& last_read, const std::vector<bool>& kept) {
-  std::size_t listed = 0;
-  for (const Written& w : written) {
-    if (listed == call.donors.size() || w.at >= pc) break;
-    const std::size_t r = std::size_t(w.reg);
-    if (!kept[r] && last_read[r] > w.at && last_read[r] < pc && w.type.dtype == call.type.dtype &&
-        w.type.shape == call.type.shape)
-      call.donors[listed++] = w.reg;
+// Puts a release after each instruction where values die (that no later
+// result takes, not known to be small), when something making tensors
+// follows.
+void insert_releases(Code& code, const std::vector<std::vector<std::int32_t>>& dying) {
+  std::vector<Instruction> with;
+  bool later_makes = false;
+  std::vector<bool> makes_after(code.instructions.size());
+  for (std::size_t pc = code.instructions.size(); pc-- > 0;) {
+    makes_after[pc] = later_makes;
+    later_makes = later_makes || makes_tensors(code.instructions[pc].op);
   }
+  for (std::size_t pc = 0; pc < code.instructions.size(); ++pc) {
+    with.push_back(code.instructions[pc]);
+    if (dying[pc].empty() || !makes_after[pc]) continue;
+    Instruction release;
+    release.op = Op::release;
+    release.aux = std::int32_t(code.releases.size());
+    code.releases.push_back(dying[pc]);
+    with.push_back(release);
+  }
+  code.instructions = std::move(with);
 }
 
 // The result of the code that register `reg` is, or -1.
@@ -159,49 +208,92 @@ std::int32_t result_index(const Code& code, std::int32_t reg) {
 }  // namespace
 
 void plan_memory(Code& code, bool parameters) {
-  std::vector<bool> kept(code.tensors.size(), false);
+  const std::size_t registers = code.tensors.size();
+  std::vector<bool> kept(registers, false);
   for (const std::vector<Location>* held : {&code.params, &code.results, &code.constants})
     if (held != &code.params || !parameters)
       for (Location at : *held)
         if (!at.scalar) kept[std::size_t(at.index)] = true;
-  std::vector<std::size_t> last_read(code.tensors.size(), 0);
+  constexpr std::size_t never = SIZE_MAX;
+  std::vector<std::size_t> last_read(registers, never);
   for (std::size_t pc = 0; pc < code.instructions.size(); ++pc)
     tensors_read(code, code.instructions[pc], [&](std::int32_t r) { last_read[std::size_t(r)] = pc; });
-  const std::vector<Written> written = written_tensors(code);
+  std::vector<std::vector<std::int32_t>> dying(code.instructions.size());
+  for (std::size_t r = 0; r < registers; ++r)
+    if (!kept[r] && last_read[r] != never) dying[last_read[r]].push_back(std::int32_t(r));
+  Recycler recycler(registers);
+  for (std::size_t k = 0; k < code.params.size(); ++k)
+    if (!code.params[k].scalar)
+      recycler.parameter(code.params[k].index, code.program->types[std::size_t(code.program->params[k])]);
   for (std::size_t pc = 0; pc < code.instructions.size(); ++pc) {
     const Instruction& in = code.instructions[pc];
-    if (in.op == Op::call && nx::ops::rules(in.prim).into) {
+    std::vector<std::int32_t> donors;  // (dying here, and perhaps written over: not recycled)
+    if (in.op == Op::call) {
       Call& call = code.calls[std::size_t(in.aux)];
-      choose_call_donors(call, pc, written, last_read, kept);
-      call.result = result_index(code, call.outputs[0]);
+      if (nx::ops::rules(in.prim).into) {
+        call.recycled = recycler.take(call.type);
+        call.result = result_index(code, call.outputs[0]);
+      }
+      recycler.written(call.outputs[0], call.type);
+    } else if (in.op == Op::scan) {
+      const ScanOp& scan = code.scans[std::size_t(in.aux)];
+      for (std::size_t k = 0; k < scan.outputs.size(); ++k)
+        if (!scan.outputs[k].scalar) recycler.written(scan.outputs[k].index, scan.output_types[k]);
+    } else if (in.op == Op::map) {
+      MapKernel& m = code.maps[std::size_t(in.aux)];
+      choose_donors(m, pc, last_read, kept);
+      plan_kernel_memory(m);
+      for (MapKernel::Slot& s : m.slots) {
+        if (s.source != MapKernel::Source::computed || s.reg < 0) continue;
+        const nx::ops::TensorType type{s.dtype, m.shape};
+        // (a parameter as donor is written over only when donated: a dead value's buffer is the likelier)
+        const bool own_donor = std::any_of(s.donors.begin(), s.donors.end(),
+                                           [&](std::int32_t d) { return d >= 0 && recycler.pooled(d); });
+        if (!own_donor) s.recycled = recycler.take(type);
+        s.result = result_index(code, s.reg);
+        recycler.written(s.reg, type);
+        donors.insert(donors.end(), s.donors.begin(), s.donors.end());
+      }
     }
-    if (in.op != Op::map) continue;
-    MapKernel& m = code.maps[std::size_t(in.aux)];
-    choose_donors(m, pc, last_read, kept);
-    plan_kernel_memory(m);
-    for (MapKernel::Slot& s : m.slots)
-      if (s.source == MapKernel::Source::computed && s.reg >= 0) s.result = result_index(code, s.reg);
+    for (std::int32_t r : dying[pc])
+      if (std::find(donors.begin(), donors.end(), r) == donors.end()) recycler.dead(r);
   }
+  for (std::vector<std::int32_t>& regs : dying)
+    std::erase_if(regs, [&](std::int32_t r) { return recycler.given(r) || recycler.small(r); });
+  insert_releases(code, dying);
 }
-
 bool overlap(const nx::detail::Storage& a, const nx::detail::Storage& b) {
   const char *a_first = static_cast<const char*>(a.data), *b_first = static_cast<const char*>(b.data);
   return a_first < b_first + b.bytes && b_first < a_first + a.bytes;
 }
 
+namespace {
+
+// A dead value's buffer for a result, when nothing else holds it; the value
+// let go either way.
+nx::Tensor recycled_buffer(std::int32_t reg, Frame& f) {
+  if (reg < 0) return {};
+  nx::Tensor dead = std::move(f.tensors[std::size_t(reg)]);
+  return dead.defined() && held_alone(dead) ? dead : nx::Tensor();
+}
+
+}  // namespace
+
 nx::Tensor buffer_for(const MapKernel& m, const MapKernel::Slot& slot, Frame& f) {
-  if (slot.result >= 0 && !f.into.empty() && into_callers_buffer(m, slot, f)) return f.into[std::size_t(slot.result)];
+  nx::Tensor recycled = recycled_buffer(slot.recycled, f);  // (let go whichever buffer is chosen)
+  if (slot.result >= 0 && !f.into.empty() && into_callers_buffer(slot, f)) return f.into[std::size_t(slot.result)];
   for (std::int32_t candidate : slot.donors) {
     if (candidate < 0) break;
-    nx::Tensor& donor = f.tensors[std::size_t(m.slots[std::size_t(candidate)].reg)];
+    nx::Tensor& donor = f.tensors[std::size_t(candidate)];
     if (!donor.defined()) continue;  // (taken by another written slot)
     if (held_alone(donor)) return std::move(donor);
     if (donated_alone(f, donor)) return nx::ops::take_buffer(std::exchange(donor, nx::Tensor()));
   }
-  return nx::ops::make_tensor(slot.dtype, m.shape);
+  return recycled.defined() ? recycled : nx::ops::make_tensor(slot.dtype, m.shape);
 }
 
 nx::Tensor output_for(const Call& call, Frame& f) {
+  nx::Tensor recycled = recycled_buffer(call.recycled, f);
   if (call.result >= 0 && !f.into.empty()) {
     const nx::Tensor& buffer = f.into[std::size_t(call.result)];
     const bool apart = std::none_of(f.args.begin(), f.args.end(), [&](const nx::Tensor& arg) {
@@ -209,13 +301,7 @@ nx::Tensor output_for(const Call& call, Frame& f) {
     });
     if (apart) return buffer;
   }
-  for (std::int32_t candidate : call.donors) {
-    if (candidate < 0) break;
-    nx::Tensor& donor = f.tensors[std::size_t(candidate)];
-    if (donor.defined() && held_alone(donor) && donor.shape() == call.type.shape && donor.dtype() == call.type.dtype)
-      return std::move(donor);
-  }
-  return nx::ops::make_tensor(call.type.dtype, call.type.shape);
+  return recycled.defined() ? recycled : nx::ops::make_tensor(call.type.dtype, call.type.shape);
 }
 
 }  // namespace rune::vm
