@@ -127,16 +127,25 @@ Tensor readable_copy(const Tensor& t) {
   return make_view(columns, back, back_strides, 0);
 }
 
+// Up to this many multiply-adds (m n k), OpenBLAS may run kernels of its own
+// per transpose flag (SkylakeX's small-matrix kernels), whose sums differ in
+// the last bits: such products read their operands in C order, whatever
+// their layout, so the bits do not depend on it.
+constexpr double small_product = 1 << 20;
+
 void matmul_into(Prim, std::span<const Tensor> x, const Params&, const Tensor& c) {
   Tensor a = x[0], b = x[1];
-  const std::size_t nd = c.shape().size();
+  const Shape& shape = c.shape();
+  const std::size_t nd = shape.size();
+  const bool small = double(shape[nd - 2]) * double(shape[nd - 1]) * double(a.shape()[nd - 1]) <= small_product;
   // cblas needs each matrix to be contiguous along one of its axes.
   auto usable = [&](const Tensor& t) {
     const auto& i = *t.impl();
-    return blas_layout(i.shape[nd - 2], i.shape[nd - 1], i.strides[nd - 2], i.strides[nd - 1]).ok;
+    const MatrixLayout layout = blas_layout(i.shape[nd - 2], i.shape[nd - 1], i.strides[nd - 2], i.strides[nd - 1]);
+    return layout.ok && (!small || layout.trans == CblasNoTrans);
   };
-  if (!usable(a)) a = readable_copy(a);
-  if (!usable(b)) b = readable_copy(b);
+  if (!usable(a)) a = small ? contiguous(a) : readable_copy(a);
+  if (!usable(b)) b = small ? contiguous(b) : readable_copy(b);
   visit_dtype(c.dtype(), [&](auto d) {
     using T = element_t<decltype(d)::value>;
     if constexpr (!std::is_same_v<T, bool>) batched<T>(a, b, c);

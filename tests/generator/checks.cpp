@@ -1,5 +1,7 @@
 #include "checks.hpp"
 
+#include <algorithm>
+
 
 #include "ir/construct.hpp"
 #include "ir/program.hpp"
@@ -79,8 +81,22 @@ std::string compare_bits(std::span<const nx::Tensor> expected, std::span<const n
     const std::string where = "result " + std::to_string(i) + ": ";
     if (type_text(got[i]) != type_text(expected[i]))
       return where + type_text(got[i]) + ", eagerly " + type_text(expected[i]);
-    if (bytes_of(got[i]) != bytes_of(expected[i]))
-      return where + nx::to_string(got[i]) + "\neagerly " + nx::to_string(expected[i]);
+    const std::string a = bytes_of(got[i]), b = bytes_of(expected[i]);
+    if (a != b) {
+      const std::size_t size = nx::size_of(got[i].dtype());
+      const std::size_t at = std::size_t(std::mismatch(a.begin(), a.end(), b.begin()).first - a.begin()) / size;
+      auto bits = [&](const std::string& bytes) {  // (the element's bytes, last first: its bits on this machine)
+        std::string hex = "0x";
+        for (std::size_t k = size; k-- > 0;) {
+          const char digits[] = "0123456789abcdef";
+          const auto byte = static_cast<unsigned char>(bytes[at * size + k]);
+          hex.append(1, digits[byte >> 4]).append(1, digits[byte & 15]);
+        }
+        return hex;
+      };
+      return where + "first at element " + std::to_string(at) + " (in C order): " + bits(a) + ", eagerly " +
+             bits(b) + "\n" + nx::to_string(got[i]) + "\neagerly " + nx::to_string(expected[i]);
+    }
   }
   return {};
 }
