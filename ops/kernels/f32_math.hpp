@@ -7,8 +7,13 @@
 // e^r - 1 = r + r^2 q(r), q a degree-4 polynomial fitted to (e^r - 1 - r)/r^2
 // (Chebyshev fit, error 7e-8). Measured over every float of the range
 // (docs/accuracy.md): exp within 1.08 ulps, tanh within 2.52.
+//
+// sin, cos and tan of a float compute in float64, with no table and nothing
+// shared between lanes (trig_core), and round once; widened runs such a
+// float64 function on a batch of floats.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -16,6 +21,8 @@
 #include <immintrin.h>
 #endif
 #include <xsimd/xsimd.hpp>
+
+#include "ops/kernels/f64_math.hpp"
 
 namespace nx::ops::kernels::f32 {
 
@@ -83,6 +90,46 @@ template <class B> [[gnu::always_inline]] inline B tanh_core(B x) {
   const B scale = scaled(B(1.f), k);
   const B e = f32::fma(scale, m, scale - B(1.f));
   return xsimd::bitwise_or(e / (e + B(2.f)), xsimd::bitwise_and(x, B(-0.f)));
+}
+
+enum class Trig { sin, cos, tan };
+
+// sin, cos or tan of x, a float's value as a double (or a batch of them),
+// |x| <= 1e4, to far more than float precision. x = n pi/2 + r, |r| <= pi/4,
+// with pi/2 in three parts of 40 bits (n below 2^13: each product exact, r
+// within 2^-70 of the true reduced argument); sin r and cos r by their
+// Taylor polynomials to r^11 and r^12 (relative errors below 1e-11); the
+// quadrant picks +-sin r or +-cos r (tan: their quotient).
+template <Trig F, class V> V trig_core(V x) {
+  using L = f64::lanes<V>;
+  using U = typename L::U;
+  const V zs = x * V(f64::two_over_pi) + V(f64::shift);
+  const V n = zs - V(f64::shift);
+  const U quad = L::bits(zs) + U(F == Trig::cos ? 1 : 0);
+  const V r = ((x - n * V(f64::pio2_1)) - n * V(f64::pio2_2)) - n * V(f64::pio2_3);
+  const V r2 = r * r;
+  const V sin_r = r + r * r2 * (V(-1. / 6) + r2 * (V(1. / 120) + r2 * (V(-1. / 5040) + r2 * (V(1. / 362880) +
+                                                                                        r2 * V(-1. / 39916800)))));
+  const V cos_r = V(1) + r2 * (V(-0.5) + r2 * (V(1. / 24) + r2 * (V(-1. / 720) + r2 * (V(1. / 40320) +
+                                                                      r2 * (V(-1. / 3628800) + r2 * V(1. / 479001600))))));
+  const U odd = U(0) - (quad & U(1));  // all ones in odd quadrants
+  auto pick = [&](V if_odd, V if_even) { return L::from_bits((L::bits(if_odd) & odd) | (L::bits(if_even) & ~odd)); };
+  if constexpr (F == Trig::tan) return pick(-cos_r, sin_r) / pick(sin_r, cos_r);
+  return L::from_bits(L::bits(pick(cos_r, sin_r)) ^ ((quad & U(2)) << 62));  // negative in quadrants 2, 3
+}
+
+// f(x) computed in float64 and rounded once to float: a batch of floats as
+// two batches of doubles of the same instruction set.
+template <class B, class F> [[gnu::always_inline]] inline B widened(B x, F f) {
+  using D = xsimd::batch<double, typename B::arch_type>;
+  static_assert(B::size == 2 * D::size);
+  alignas(64) float narrow[B::size];
+  alignas(64) double wide[B::size];
+  x.store_aligned(narrow);
+  for (std::size_t k = 0; k < B::size; ++k) wide[k] = narrow[k];
+  for (std::size_t k = 0; k < B::size; k += D::size) f(D::load_aligned(wide + k)).store_aligned(wide + k);
+  for (std::size_t k = 0; k < B::size; ++k) narrow[k] = float(wide[k]);
+  return B::load_aligned(narrow);
 }
 
 }  // namespace nx::ops::kernels::f32

@@ -86,9 +86,6 @@ NX_UNARY_FLOAT(log2, log2(x), guarded(x, xsimd::log2(x), normal(x), [](auto v) {
 NX_UNARY_FLOAT(log1p, log1p(x), xsimd::log1p(x))
 NX_UNARY_FLOAT(expm1, expm1(x), guarded(x, xsimd::expm1(x), x <= B(max_exponent<B>() * ln2), [](auto v) { return std::expm1(v); }))
 NX_UNARY_FLOAT(sqrt, sqrt(x), xsimd::sqrt(x))
-// Beyond 1e4, xsimd's range reduction loses digits (float32 beyond 1e5,
-// float64 on AVX-512 beyond 3e4): the C library reduces exactly.
-NX_UNARY_FLOAT(tan, tan(x), guarded(x, xsimd::tan(x), in_range(x, -1e4, 1e4), [](auto v) { return std::tan(v); }))
 NX_UNARY_FLOAT(sinh, sinh(x), guarded(x, xsimd::sinh(x), in_range(x, -max_exponent<B>() * ln2, max_exponent<B>() * ln2), [](auto v) { return std::sinh(v); }))
 NX_UNARY_FLOAT(cosh, cosh(x), guarded(x, xsimd::cosh(x), in_range(x, -max_exponent<B>() * ln2, max_exponent<B>() * ln2), [](auto v) { return std::cosh(v); }))
 NX_UNARY_FLOAT(asin, asin(x), xsimd::asin(x))
@@ -102,14 +99,13 @@ NX_UNARY_FLOAT(floor, floor(x), xsimd::floor(x))
 NX_UNARY_FLOAT(ceil, ceil(x), xsimd::ceil(x))
 #undef NX_UNARY_FLOAT
 
-// exp, log, sin, cos and tanh: float64 runs f64_math.hpp's algorithms (within
-// one ulp, the same bits in the scalar loops and on every instruction set),
-// float32 xsimd's (exp and tanh: f32_math.hpp's) on batches and the C
-// library's on single elements. Where the float64
-// algorithm does not apply (`f64_ok` false: out of its range, subnormal, inf,
-// NaN) the C library computes the element, in a batch lane by lane (guarded).
-// The batch code is inlined into the row loops: a call per batch costs a
-// good part of a float32 exp.
+// exp, log and tanh: float64 runs f64_math.hpp's algorithms (within one ulp,
+// the same bits in the scalar loops and on every instruction set), float32
+// xsimd's (exp and tanh: f32_math.hpp's) on batches and the C library's on
+// single elements. Where the float64 algorithm does not apply (`f64_ok`
+// false: out of its range, subnormal, inf, NaN) the C library computes the
+// element, in a batch lane by lane (guarded). The batch code is inlined into
+// the row loops: a call per batch costs a good part of a float32 exp.
 #define NX_UNARY_F64(P, f64_ok, f64_core, f32_simd)                                    \
   template <> struct Op<Prim::P> {                                                     \
     template <class T> static T scalar(T x) {                                          \
@@ -130,14 +126,37 @@ NX_UNARY_F64(exp, in_range(x, -1000 * ln2, max_exponent<B>() * ln2), f64::exp_co
                      [](auto v) { return std::exp(v); }))
 NX_UNARY_F64(log, normal(x), f64::log_core(x),
              guarded(x, xsimd::log(x), normal(x), [](auto v) { return std::log(v); }))
-// Beyond 1e4, xsimd's range reduction loses digits (float32 beyond 1e5,
-// float64 on AVX-512 beyond 3e4), and f64_math's holds up to 1e4: the C
-// library reduces exactly.
-NX_UNARY_F64(sin, in_range(x, -1e4, 1e4), f64::sincos_core<false>(x),
-             guarded(x, xsimd::sin(x), in_range(x, -1e4, 1e4), [](auto v) { return std::sin(v); }))
-NX_UNARY_F64(cos, in_range(x, -1e4, 1e4), f64::sincos_core<true>(x),
-             guarded(x, xsimd::cos(x), in_range(x, -1e4, 1e4), [](auto v) { return std::cos(v); }))
 #undef NX_UNARY_F64
+// sin, cos and tan: float64 by f64_math.hpp's algorithms, float32 computed
+// in float64 by f32_math.hpp's and rounded once, up to 1e4 in magnitude; the
+// C library (double) beyond. So an element's bits depend on its value alone,
+// in the scalar loops and on every instruction set (xsimd's reduce by the
+// largest argument of a whole batch: a lane's last bit would depend on its
+// neighbours).
+#define NX_TRIG(P, f64_core, f32_core)                                                            \
+  template <> struct Op<Prim::P> {                                                                \
+    template <class V> static V in_double(V x, bool f32) {                                        \
+      if (f32) return in_range(x, -1e4, 1e4) ? f32_core : std::P(x);                              \
+      return in_range(x, -1e4, 1e4) ? f64_core : std::P(x);                                       \
+    }                                                                                             \
+    template <class T> static T scalar(T x) {                                                     \
+      if constexpr (std::is_same_v<T, double>) return in_double(x, false);                        \
+      else if constexpr (std::is_same_v<T, float>) return T(in_double(double(x), true));          \
+      else return std::P(x); /* complex */                                                        \
+    }                                                                                             \
+    template <class B> [[gnu::always_inline]] static B simd(B x) {                                \
+      if constexpr (std::is_same_v<value_t<B>, double>)                                           \
+        return guarded(x, f64_core, in_range(x, -1e4, 1e4), [](auto v) { return std::P(v); });   \
+      else                                                                                        \
+        return f32::widened(x, [](auto x) {                                                       \
+          return guarded(x, f32_core, in_range(x, -1e4, 1e4), [](auto v) { return std::P(v); }); \
+        });                                                                                       \
+    }                                                                                             \
+  };
+NX_TRIG(sin, f64::sincos_core<false>(x), f32::trig_core<f32::Trig::sin>(x))
+NX_TRIG(cos, f64::sincos_core<true>(x), f32::trig_core<f32::Trig::cos>(x))
+NX_TRIG(tan, f64::tan_core(x), f32::trig_core<f32::Trig::tan>(x))
+#undef NX_TRIG
 // tanh holds everywhere (NaN, inf and large arguments included).
 template <> struct Op<Prim::tanh> {
   template <class T> static T scalar(T x) {
