@@ -4,6 +4,8 @@
 // there is no one to tell, and NaN shows where it came from.
 #include <complex>
 #include <limits>
+#include <span>
+#include <vector>
 
 #include "ops/concrete.hpp"
 #include "ops/type_checks.hpp"
@@ -63,8 +65,7 @@ TensorType cholesky_type(Prim p, std::span<const Tensor> x, const Params&) {
 // The compute dtype: 16-bit floats go through float32.
 DType lapack_dtype(DType d) { return d == float16 || d == bfloat16 ? float32 : d; }
 
-// Runs body(batch index, matrix pointers) over column-major copies, with
-// row-major in and out (a transpose copy each way).
+// LAPACK reads and writes column-major matrices: a transpose copy each way.
 template <class T> void to_columns(const T* rows, T* cols, std::int64_t r, std::int64_t c) {
   for (std::int64_t i = 0; i < r; ++i)
     for (std::int64_t j = 0; j < c; ++j) cols[j * r + i] = rows[i * c + j];
@@ -74,11 +75,12 @@ template <class T> void to_rows(const T* cols, T* rows, std::int64_t r, std::int
     for (std::int64_t j = 0; j < c; ++j) rows[i * c + j] = cols[j * r + i];
 }
 
-template <class T> Tensor solve_as(const Tensor& A, const Tensor& B) {
+// x = A^-1 B per matrix, into x (C order, of T's dtype).
+template <class T> void solve_as(const Tensor& A, const Tensor& B, const Tensor& x) {
   const Shape& s = B.shape();
   const std::int64_t n = s[s.size() - 2], k = s[s.size() - 1];
   const std::int64_t batches = n * k == 0 ? 0 : B.numel() / (n * k);
-  Tensor a = contiguous(A), b = contiguous(B), x = make_tensor(B.dtype(), s);
+  Tensor a = contiguous(A), b = contiguous(B);
   std::vector<T> ca(std::size_t(n * n)), cb(std::size_t(n * k));
   std::vector<int> pivots(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < batches; ++i) {
@@ -89,14 +91,13 @@ template <class T> Tensor solve_as(const Tensor& A, const Tensor& B) {
     if (info != 0) std::fill(cb.begin(), cb.end(), not_a_number<T>());
     to_rows(cb.data(), data_of<T>(x) + i * n * k, n, k);
   }
-  return x;
 }
 
-template <class T> Tensor cholesky_as(const Tensor& A) {
+// The lower factor L of A = L L^H per matrix, into l (C order, of T's dtype).
+template <class T> void cholesky_as(const Tensor& A, const Tensor& l) {
   const Shape& s = A.shape();
   const std::int64_t n = s[s.size() - 1];
   const std::int64_t batches = n == 0 ? 0 : A.numel() / (n * n);
-  Tensor l = make_tensor(A.dtype(), s);
   copy_elements(*A.impl(), *l.impl());
   for (std::int64_t i = 0; i < batches; ++i) {
     // Row-major A read column-major is A^T = conj(A): LAPACK's upper U with
@@ -111,38 +112,41 @@ template <class T> Tensor cholesky_as(const Tensor& A) {
         else if (c > r) e = T(0);
       }
   }
-  return l;
 }
 
-// Calls f<T>(...) for the LAPACK type of the (possibly converted) operands.
-template <class F> Tensor with_lapack_type(DType d, F f) {
-  switch (lapack_dtype(d)) {
-    case float32: return f(float{});
-    case float64: return f(double{});
-    case complex64: return f(std::complex<float>{});
-    default: return f(std::complex<double>{});
+// Runs compute<T>(operands converted to T's dtype, result) for the LAPACK
+// type T of out's dtype, into out: straight into it, or (16-bit floats)
+// into a float32 tensor then converted.
+template <class F> void into_lapack_type(std::span<const Tensor> x, const Tensor& out, F compute) {
+  const DType d = lapack_dtype(out.dtype());
+  std::vector<Tensor> operands;
+  for (const Tensor& t : x) operands.push_back(convert_elements(t, d));
+  const Tensor result = d == out.dtype() ? out : make_tensor(d, out.shape());
+  auto run = [&](auto t) { compute(t, std::span<const Tensor>(operands), result); };
+  switch (d) {
+    case float32: run(float{}); break;
+    case float64: run(double{}); break;
+    case complex64: run(std::complex<float>{}); break;
+    default: run(std::complex<double>{}); break;
   }
+  if (d != out.dtype()) copy_elements(*convert_elements(result, out.dtype()).impl(), *out.impl());
 }
 
-Tensor solve_eager(Prim, std::span<const Tensor> x, const Params&, const TensorType& type) {
-  const DType d = lapack_dtype(type.dtype);
-  Tensor a = convert_elements(x[0], d), b = convert_elements(x[1], d);
-  Tensor out = with_lapack_type(d, [&](auto t) { return solve_as<decltype(t)>(a, b); });
-  return convert_elements(out, type.dtype);
+void solve_into(Prim, std::span<const Tensor> x, const Params&, const Tensor& out) {
+  into_lapack_type(x, out, [](auto t, std::span<const Tensor> a, const Tensor& r) {
+    solve_as<decltype(t)>(a[0], a[1], r);
+  });
 }
 
-Tensor cholesky_eager(Prim, std::span<const Tensor> x, const Params&, const TensorType& type) {
-  const DType d = lapack_dtype(type.dtype);
-  Tensor a = convert_elements(x[0], d);
-  Tensor out = with_lapack_type(d, [&](auto t) { return cholesky_as<decltype(t)>(a); });
-  return convert_elements(out, type.dtype);
+void cholesky_into(Prim, std::span<const Tensor> x, const Params&, const Tensor& out) {
+  into_lapack_type(x, out, [](auto t, std::span<const Tensor> a, const Tensor& r) { cholesky_as<decltype(t)>(a[0], r); });
 }
 
 }  // namespace
 
 void register_decompositions(Rules* table) {
-  table[int(Prim::solve)] = {&solve_type, &solve_eager};
-  table[int(Prim::cholesky)] = {&cholesky_type, &cholesky_eager};
+  table[int(Prim::solve)] = {.type = &solve_type, .eager = &eager_into<&solve_into>, .into = &solve_into};
+  table[int(Prim::cholesky)] = {.type = &cholesky_type, .eager = &eager_into<&cholesky_into>, .into = &cholesky_into};
 }
 
 }  // namespace nx::ops

@@ -466,6 +466,29 @@ TEST_CASE("a matrix product computes into the buffer of a dead value of its type
   CHECK(same_bits(into, nx::matmul(a, b)));
 }
 
+TEST_CASE("solve and cholesky compute into the caller's buffers, 16-bit floats through float32") {
+  auto f = [](const Tensor& a, const Tensor& b) { return std::pair{nx::solve(a, b), nx::cholesky(a)}; };
+  for (const nx::DType d : {nx::float64, nx::float32, nx::float16}) {
+    INFO(nx::name(d));
+    const Tensor a = nx::create(d, {3, 3}, {4., 1., 0., 1., 3., 1., 0., 1., 2.});
+    const Tensor b = nx::create(d, {3, 2}, {-1., -0.5, 0.25, 1., 1.5, 2.});
+    const std::vector<Tensor> into{nx::zeros(d, {3, 2}), nx::zeros(d, {3, 3})};
+    const void* const memory[] = {into[0].impl()->storage->data, into[1].impl()->storage->data};
+    auto code = compiled(f, a, b);
+    REQUIRE(code->calls.size() == 2);
+    const std::vector<Tensor> args{a, b};
+    rune::vm::Frame call = rune::vm::start(*code, args);
+    call.args = args;
+    call.into = into;
+    rune::vm::execute(*code, call, 0, code->instructions.size());
+    for (std::size_t k = 0; k < 2; ++k)
+      CHECK(call.tensors[std::size_t(code->calls[k].outputs[0])].impl()->storage->data == memory[k]);
+    CHECK(same_bits(into[0], nx::solve(a, b)));
+    CHECK(same_bits(into[1], nx::cholesky(a)));
+    same_on_both(*code, args);
+  }
+}
+
 TEST_CASE("a kernel's result takes the buffer of a dead value of its type; other dead values are released") {
   // u dies in the column sums; the kernel's result, of u's type, takes its buffer.
   auto f = [](const Tensor& a) {
