@@ -31,6 +31,7 @@
 
 #include "ir/construct.hpp"
 #include "ops/concrete.hpp"
+#include "vm/kernel_shapes.hpp"
 #include "vm/memory_plan.hpp"
 
 namespace rune::vm {
@@ -288,43 +289,6 @@ class Compiler {
     std::int64_t row = 0;                 // the kernel's rows (MapKernel::row), 0 while it has none
     std::int64_t reduction_row = 0;       // its reductions' rows (MapKernel::reduced)
   };
-
-  // The length of the rows an operand of shape `operand` repeats along a
-  // kernel of shape `kernel`: its axes, past leading 1s, are the kernel's
-  // trailing ones (a bias added to each row of a matrix). 0 when it is not
-  // such a row.
-  static std::int64_t row_of_operand(const nx::Shape& operand, const nx::Shape& kernel) {
-    std::size_t lead = 0;
-    while (lead < operand.size() && operand[lead] == 1) ++lead;
-    const std::size_t rank = operand.size() - lead;
-    if (rank == 0 || rank >= kernel.size() || !std::equal(operand.begin() + long(lead), operand.end(), kernel.end() - long(rank)))
-      return 0;
-    return nx::numel(operand) > 1 ? nx::numel(operand) : 0;
-  }
-
-  // The length of the rows whose elements one element of `operand` is
-  // repeated over, along a kernel of shape `kernel`: its axes, right-aligned
-  // with the kernel's, are the kernel's leading ones then 1s (a value per
-  // row of a matrix, `x - nx::max(x, {1}, true)`). 0 when it is not such a
-  // column.
-  static std::int64_t column_of_operand(const nx::Shape& operand, const nx::Shape& kernel) {
-    if (operand.size() > kernel.size() || nx::numel(operand) <= 1) return 0;
-    const std::size_t pad = kernel.size() - operand.size();
-    auto axis = [&](std::size_t d) { return d < pad ? std::int64_t(1) : operand[d - pad]; };
-    std::size_t ones = kernel.size();  // the trailing axes of length 1
-    while (ones > 0 && axis(ones - 1) == 1) --ones;
-    for (std::size_t d = 0; d < ones; ++d)
-      if (axis(d) != kernel[d]) return 0;
-    std::int64_t row = 1;
-    for (std::size_t d = ones; d < kernel.size(); ++d) row *= kernel[d];
-    return ones < kernel.size() && row > 1 ? row : 0;
-  }
-
-  // The rows a broadcast operand runs the kernel in: a row's or a column's.
-  static std::int64_t repeat_of_operand(const nx::Shape& operand, const nx::Shape& kernel) {
-    const std::int64_t row = row_of_operand(operand, kernel);
-    return row != 0 ? row : column_of_operand(operand, kernel);
-  }
 
   // The elements of a row `eq` reduces when it reduces the trailing axes of
   // its operand (all of them, or some), of the operand's dtype, with pieces

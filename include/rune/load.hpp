@@ -34,24 +34,12 @@ namespace detail {
 // the program was traced) and, with Fixed, fixed in number by the type
 // alone (tensors in pairs, tuples, arrays and RUNE_TREE structs; no vector,
 // optional or map).
-template <class T, bool Fixed> constexpr bool tensor_leaves();
-template <bool Fixed, class... E> constexpr bool all_tensor_leaves(std::type_identity<std::tuple<E...>>) {
-  return (tensor_leaves<E, Fixed>() && ...);
-}
-template <bool Fixed, class... S, class... M>
-constexpr bool fields_tensor_leaves(std::type_identity<std::tuple<tree_detail::Field<S, M>...>>) {
-  return (tensor_leaves<M, Fixed>() && ...);
-}
 template <class T, bool Fixed> constexpr bool tensor_leaves() {
   using namespace tree_detail;
   if constexpr (Tensor<T>) return true;
-  else if constexpr (Static<T>) return false;
-  else if constexpr (is_optional<T> || is_vector<T>) return !Fixed && tensor_leaves<typename T::value_type, Fixed>();
-  else if constexpr (is_map<T>) return !Fixed && tensor_leaves<typename T::mapped_type, Fixed>();
-  else if constexpr (is_array<T>) return tensor_leaves<typename T::value_type, Fixed>();
-  else if constexpr (is_pair<T>) return tensor_leaves<typename T::first_type, Fixed>() && tensor_leaves<typename T::second_type, Fixed>();
-  else if constexpr (is_tuple<T>) return all_tensor_leaves<Fixed>(std::type_identity<T>{});
-  else if constexpr (Struct<T>) return fields_tensor_leaves<Fixed>(std::type_identity<decltype(fields<T>())>{});
+  else if constexpr (Fixed && (is_optional<T> || is_vector<T> || is_map<T>)) return false;
+  else if constexpr (!Static<T> && HasChildren<T>)
+    return all_children<T>([](auto c) { return tensor_leaves<typename decltype(c)::type, Fixed>(); });
   else return false;
 }
 

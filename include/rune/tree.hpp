@@ -224,9 +224,31 @@ template <class... E> inline constexpr bool has_reference<std::tuple<E...>> = (s
 template <class A, class B>
 inline constexpr bool has_reference<std::pair<A, B>> = std::is_reference_v<A> || std::is_reference_v<B>;
 
-template <class T> constexpr bool tree();
-template <class... E> constexpr bool all_trees(std::type_identity<std::tuple<E...>>) {
-  return (tree<E>() && ...);
+template <class... S, class... M> constexpr auto member_types(std::type_identity<std::tuple<Field<S, M>...>>) {
+  return std::type_identity<std::tuple<M...>>{};
+}
+// The types of a structure's children as a tuple (a RUNE_TREE struct's
+// fields' types), void for a leaf or a type that is not a structure.
+template <class U> constexpr auto children_of() {
+  if constexpr (is_optional<U> || is_vector<U> || is_array<U>) return std::type_identity<std::tuple<typename U::value_type>>{};
+  else if constexpr (is_map<U>) return std::type_identity<std::tuple<typename U::mapped_type>>{};
+  else if constexpr (is_pair<U>) return std::type_identity<std::tuple<typename U::first_type, typename U::second_type>>{};
+  else if constexpr (is_tuple<U>) return std::type_identity<U>{};
+  else if constexpr (Struct<U>) return member_types(std::type_identity<decltype(fields<U>())>{});
+  else return std::type_identity<void>{};
+}
+template <class U> concept HasChildren = !std::is_void_v<typename decltype(children_of<U>())::type>;
+// Whether pred(std::type_identity<C>{}) holds for every child type C of U
+// (all_children) or for one (any_child).
+template <class U, class Pred> constexpr bool all_children(Pred pred) {
+  return []<class... C>(std::type_identity<std::tuple<C...>>, Pred& p) {
+    return (p(std::type_identity<C>{}) && ...);
+  }(children_of<U>(), pred);
+}
+template <class U, class Pred> constexpr bool any_child(Pred pred) {
+  return []<class... C>(std::type_identity<std::tuple<C...>>, Pred& p) {
+    return (p(std::type_identity<C>{}) || ...);
+  }(children_of<U>(), pred);
 }
 
 // A RUNE_TREE struct counts as a structure without looking into its fields
@@ -234,10 +256,7 @@ template <class... E> constexpr bool all_trees(std::type_identity<std::tuple<E..
 template <class T> constexpr bool tree() {
   using U = std::remove_cvref_t<T>;
   if constexpr (Tensor<U> || Static<U> || Struct<U>) return true;
-  else if constexpr (is_optional<U> || is_vector<U> || is_array<U>) return tree<typename U::value_type>();
-  else if constexpr (is_map<U>) return tree<typename U::mapped_type>();
-  else if constexpr (is_pair<U>) return tree<typename U::first_type>() && tree<typename U::second_type>();
-  else if constexpr (is_tuple<U>) return all_trees(std::type_identity<U>{});
+  else if constexpr (HasChildren<U>) return all_children<U>([](auto c) { return tree<typename decltype(c)::type>(); });
   else return false;
 }
 

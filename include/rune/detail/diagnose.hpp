@@ -16,23 +16,11 @@ namespace rune::detail {
 
 // Whether a value of type T can hold a tensor leaf (a structure of static
 // leaves alone cannot).
-template <class T> constexpr bool may_hold_tensor();
-template <class... E> constexpr bool any_may_hold_tensor(std::type_identity<std::tuple<E...>>) {
-  return (may_hold_tensor<E>() || ...);
-}
-template <class... S, class... M>
-constexpr bool fields_may_hold_tensor(std::type_identity<std::tuple<tree_detail::Field<S, M>...>>) {
-  return (may_hold_tensor<M>() || ...);
-}
 template <class T> constexpr bool may_hold_tensor() {
   using namespace tree_detail;
   using U = std::remove_cvref_t<T>;
   if constexpr (Tensor<U>) return true;
-  else if constexpr (is_optional<U> || is_vector<U> || is_array<U>) return may_hold_tensor<typename U::value_type>();
-  else if constexpr (is_map<U>) return may_hold_tensor<typename U::mapped_type>();
-  else if constexpr (is_pair<U>) return may_hold_tensor<typename U::first_type>() || may_hold_tensor<typename U::second_type>();
-  else if constexpr (is_tuple<U>) return any_may_hold_tensor(std::type_identity<U>{});
-  else if constexpr (Struct<U>) return fields_may_hold_tensor(std::type_identity<decltype(fields<U>())>{});
+  else if constexpr (HasChildren<U>) return any_child<U>([](auto c) { return may_hold_tensor<typename decltype(c)::type>(); });
   else return false;
 }
 

@@ -1,0 +1,27 @@
+// How an operand's shape repeats along a map kernel's shape: the rows and
+// columns a kernel reads in place, spread over its blocks (MapKernel::Source).
+#pragma once
+
+#include <cstdint>
+
+#include "rune/tensor.hpp"
+
+namespace rune::vm {
+
+// The length of the rows an operand of shape `operand` repeats along a
+// kernel of shape `kernel`: its axes, past leading 1s, are the kernel's
+// trailing ones (a bias added to each row of a matrix). 0 when it is not
+// such a row.
+std::int64_t row_of_operand(const nx::Shape& operand, const nx::Shape& kernel);
+
+// The length of the rows whose elements one element of `operand` is
+// repeated over, along a kernel of shape `kernel`: its axes, right-aligned
+// with the kernel's, are the kernel's leading ones then 1s (a value per
+// row of a matrix, `x - nx::max(x, {1}, true)`). 0 when it is not such a
+// column.
+std::int64_t column_of_operand(const nx::Shape& operand, const nx::Shape& kernel);
+
+// The rows a broadcast operand runs the kernel in: a row's or a column's.
+std::int64_t repeat_of_operand(const nx::Shape& operand, const nx::Shape& kernel);
+
+}  // namespace rune::vm
