@@ -466,6 +466,51 @@ TEST_CASE("a matrix product computes into the buffer of a dead value of its type
   CHECK(same_bits(into, nx::matmul(a, b)));
 }
 
+TEST_CASE("a scan's step computes its carry in place of the previous row's, never of the caller's value") {
+  std::vector<const void*> seen;  // the carry's buffer, row by row
+  auto step = [&](const Tensor& c, const Tensor& row) {
+    const Tensor r = rune::callback(
+        [&](const Tensor& carry) {
+          seen.push_back(carry.impl()->storage->data);
+          return nx::scalar(nx::float64, 0.);
+        },
+        nx::scalar(nx::float64, 0.), c);
+    const Tensor n = nx::tanh(c * 0.5 + row);
+    return std::pair{n, nx::sum(n) + r};
+  };
+  auto f = [&](const Tensor& x, const Tensor& xs) { return rune::scan(step, x, xs); };
+  const Tensor x = nx::linspace(nx::float64, -1., 1., 1000);
+  const Tensor xs = nx::reshape(nx::linspace(nx::float64, 0., 1., 4000), {4, 1000});
+  auto code = compiled(f, x, xs);
+  REQUIRE(code->scans.size() == 1);
+  const std::string step_text = rune::vm::listing(*code->scans[0].step);
+  INFO(step_text);
+  CHECK(count(step_text, "; in place of t") == 1);
+  const std::string before = test::text(x);
+  seen.clear();
+  const std::vector<Tensor> args{x, xs};
+  const std::vector<Tensor> got = rune::vm::run(*code, args);
+  CHECK(test::text(x) == before);
+  REQUIRE(seen.size() == 4);
+  CHECK(seen[0] == x.impl()->storage->data);
+  CHECK(seen[2] == seen[1]);  // from the second row on, one buffer
+  CHECK(seen[3] == seen[1]);
+  const std::vector<Tensor> reference = rune::ir::evaluate(*code->program, args);
+  for (std::size_t k = 0; k < got.size(); ++k) CHECK(same_bits(got[k], reference[k]));
+
+  // One value carried twice, and carries swapped: nothing written in place of a value another carry holds.
+  auto twice = [](const std::pair<Tensor, Tensor>& c, const Tensor& row) {
+    const Tensor n = nx::tanh(c.first * 0.5 + c.second * row);
+    return std::pair{std::pair{n, n}, nx::sum(n)};
+  };
+  auto swapped = [](const std::pair<Tensor, Tensor>& c, const Tensor& row) {
+    return std::pair{std::pair{c.second, c.first * 0.5 + row}, nx::sum(c.first)};
+  };
+  same_on_both(*compiled([&](const Tensor& a, const Tensor& b) { return rune::scan(twice, std::pair{a, a * 2.}, b); }, x, xs), args);
+  same_on_both(*compiled([&](const Tensor& a, const Tensor& b) { return rune::scan(swapped, std::pair{a, a * 2.}, b); }, x, xs), args);
+  CHECK(test::text(x) == before);
+}
+
 TEST_CASE("solve and cholesky compute into the caller's buffers, 16-bit floats through float32") {
   auto f = [](const Tensor& a, const Tensor& b) { return std::pair{nx::solve(a, b), nx::cholesky(a)}; };
   for (const nx::DType d : {nx::float64, nx::float32, nx::float16}) {
@@ -571,6 +616,17 @@ TEST_CASE("a donated argument's buffer is written in place when nothing else in 
   const Tensor c = with_constant(nx::ones(nx::float64, {3})).second;
   CHECK(test::text(with_constant(nx::donate(c)).first) == "float64 [3] [1.5, 1.5, 1.5]");
   CHECK(test::text(with_constant(nx::ones(nx::float64, {3})).second) == "float64 [3] [3, 3, 3]");
+
+  // Carried into a scan (and read after it), a donated argument is the call's value: the step never takes it.
+  auto carried = rune::jit([](const Tensor& w, const Tensor& rows) {
+    const auto [last, ys] = rune::scan([](const Tensor& c, const Tensor& row) { return std::pair{nx::tanh(c) + row, nx::sum(c)}; }, w, rows);
+    return std::pair{last + nx::exp(w), ys};
+  });
+  const Tensor rows = nx::ones(nx::float64, {2, 3});
+  const auto expected = carried(nx::create(nx::float64, {3}, {1., 2., 3.}), rows);
+  const auto got = carried(nx::donate(nx::create(nx::float64, {3}, {1., 2., 3.})), rows);
+  CHECK(same_bits(got.first, expected.first));
+  CHECK(same_bits(got.second, expected.second));
 }
 
 TEST_CASE("scans read rows in place, stack their results, and move the carry through a copy") {

@@ -178,6 +178,7 @@ struct Code {
   std::vector<nx::Tensor> constant_values;  // every constant of the program
   std::vector<Location> params, results;
   std::vector<bool> moved_out;  // per result: its register's last use as a result (moved out of a finished frame)
+  bool takes_donated = false;   // kernels may take donated parameters' buffers (a call's own code)
   std::vector<Call> calls;
   std::vector<MapKernel> maps;
   std::vector<ScanOp> scans;

@@ -49,9 +49,10 @@ bool elementwise(const ir::Equation& eq) {
   return f == Family::unary || f == Family::binary || f == Family::select || f == Family::convert;
 }
 
-// A program's code: a call's own (whose donated parameters' buffers its
-// kernels may take), or a sub-code run by a construct.
-std::shared_ptr<const Code> compile_code(std::shared_ptr<const ir::Program> program, bool call);
+// A program's code, whose parameters may give their buffers as `params` says
+// (memory_plan.hpp): a call's own, a scan's step, or another construct's
+// sub-code.
+std::shared_ptr<const Code> compile_code(std::shared_ptr<const ir::Program> program, Parameters params);
 
 class Compiler {
  public:
@@ -513,8 +514,8 @@ class Compiler {
 
   void emit_scan(const ir::Equation& eq) {
     ScanOp scan;
-    scan.step = compile_code(eq.programs[0], false);
     scan.info = std::get<ir::ScanInfo>(eq.info);
+    scan.step = compile_code(eq.programs[0], {.free = std::size_t(scan.info.carry_count), .carries = true});
     for (int v : eq.inputs) {
       materialize(v);
       scan.inputs.push_back(home(v));
@@ -538,7 +539,7 @@ class Compiler {
   void emit_invoke(const ir::Equation& eq, Op op) {
     Invoke invoke;
     invoke.equation = &eq;
-    for (const auto& program : eq.programs) invoke.codes.push_back(compile_code(program, false));
+    for (const auto& program : eq.programs) invoke.codes.push_back(compile_code(program, {}));
     for (int v : eq.inputs) {
       materialize(v);
       invoke.inputs.push_back(home(v));
@@ -567,18 +568,19 @@ class Compiler {
   Group group_;
 };
 
-std::shared_ptr<const Code> compile_code(std::shared_ptr<const ir::Program> program, bool call) {
+std::shared_ptr<const Code> compile_code(std::shared_ptr<const ir::Program> program, Parameters params) {
   auto code = std::make_shared<Code>();
   code->program = std::move(program);
   Compiler(*code->program, *code).run();
-  plan_memory(*code, call);
+  plan_memory(*code, params);
   return code;
 }
 
 }  // namespace
 
 std::shared_ptr<const Code> compile(std::shared_ptr<const ir::Program> program) {
-  return compile_code(std::move(program), true);
+  const Parameters all{.free = program->params.size()};
+  return compile_code(std::move(program), all);
 }
 
 }  // namespace rune::vm

@@ -79,7 +79,7 @@ class Recycler {
   explicit Recycler(std::size_t registers) : type_(registers), pooled_(registers, false), given_(registers, false) {}
 
   // A value whose buffer may be recycled once it is dead (rune's own: not a
-  // parameter, which the caller holds).
+  // parameter the caller holds).
   void written(std::int32_t reg, nx::ops::TensorType type) {
     type_[std::size_t(reg)] = std::move(type);
     pooled_[std::size_t(reg)] = true;
@@ -207,13 +207,15 @@ std::int32_t result_index(const Code& code, std::int32_t reg) {
 
 }  // namespace
 
-void plan_memory(Code& code, bool parameters) {
+void plan_memory(Code& code, Parameters params) {
+  code.takes_donated = params.free > 0 && !params.carries;
   const std::size_t registers = code.tensors.size();
   std::vector<bool> kept(registers, false);
-  for (const std::vector<Location>* held : {&code.params, &code.results, &code.constants})
-    if (held != &code.params || !parameters)
-      for (Location at : *held)
-        if (!at.scalar) kept[std::size_t(at.index)] = true;
+  for (const std::vector<Location>* held : {&code.results, &code.constants})
+    for (Location at : *held)
+      if (!at.scalar) kept[std::size_t(at.index)] = true;
+  for (std::size_t k = params.free; k < code.params.size(); ++k)
+    if (!code.params[k].scalar) kept[std::size_t(code.params[k].index)] = true;
   constexpr std::size_t never = SIZE_MAX;
   std::vector<std::size_t> last_read(registers, never);
   for (std::size_t pc = 0; pc < code.instructions.size(); ++pc)
@@ -222,9 +224,12 @@ void plan_memory(Code& code, bool parameters) {
   for (std::size_t r = 0; r < registers; ++r)
     if (!kept[r] && last_read[r] != never) dying[last_read[r]].push_back(std::int32_t(r));
   Recycler recycler(registers);
-  for (std::size_t k = 0; k < code.params.size(); ++k)
-    if (!code.params[k].scalar)
-      recycler.parameter(code.params[k].index, code.program->types[std::size_t(code.program->params[k])]);
+  for (std::size_t k = 0; k < code.params.size(); ++k) {
+    if (code.params[k].scalar) continue;
+    const nx::ops::TensorType& type = code.program->types[std::size_t(code.program->params[k])];
+    if (params.carries && k < params.free) recycler.written(code.params[k].index, type);
+    else recycler.parameter(code.params[k].index, type);
+  }
   for (std::size_t pc = 0; pc < code.instructions.size(); ++pc) {
     const Instruction& in = code.instructions[pc];
     std::vector<std::int32_t> donors;  // (dying here, and perhaps written over: not recycled)
@@ -287,7 +292,7 @@ nx::Tensor buffer_for(const MapKernel& m, const MapKernel::Slot& slot, Frame& f)
     nx::Tensor& donor = f.tensors[std::size_t(candidate)];
     if (!donor.defined()) continue;  // (taken by another written slot)
     if (held_alone(donor)) return std::move(donor);
-    if (donated_alone(f, donor)) return nx::ops::take_buffer(std::exchange(donor, nx::Tensor()));
+    if (f.code->takes_donated && donated_alone(f, donor)) return nx::ops::take_buffer(std::exchange(donor, nx::Tensor()));
   }
   return recycled.defined() ? recycled : nx::ops::make_tensor(slot.dtype, m.shape);
 }

@@ -1,8 +1,11 @@
 // The scan loop: the step's code runs once per row in one frame, the carry
 // staying in its registers. What moves per row is planned before the
 // first: the rows of xs read in place (an element into a scalar register,
-// or a view), the carry copied from the step's results to its parameters,
-// and each result written into its row of the stacked output.
+// or a view), the carry copied from the step's results to its parameters
+// (the result registers then emptied, so that the next row may write a
+// carry in place of its previous value: memory_plan.hpp), and each result
+// written into its row of the stacked output.
+#include <algorithm>
 #include <cstring>
 
 #include "ops/concrete.hpp"
@@ -46,6 +49,11 @@ struct Stack {
 struct Plan {
   std::vector<Rows> rows;
   std::vector<Move> scalar_carry, tensor_carry;  // step result register -> parameter register
+  // The step's registers that tensor carries come from and that the step
+  // writes each row (not a parameter's, not a constant's): emptied once the
+  // carry has moved, so the parameter holds the only handle and the next
+  // row may write in place of it (memory_plan.hpp).
+  std::vector<std::int32_t> emptied;
   std::vector<Stack> stacks;
 };
 
@@ -60,9 +68,15 @@ Plan plan(const ScanOp& scan, const Frame& f) {
     const std::size_t size = nx::size_of(x.dtype);
     p.rows.push_back({xs, step.params[k], nx::ops::base_address(x), x.strides[0] * std::int64_t(size), size});
   }
+  auto held_across_rows = [&](std::int32_t reg) {
+    for (const std::vector<Location>* held : {&step.params, &step.constants})
+      if (std::find(held->begin(), held->end(), Location{false, reg}) != held->end()) return true;
+    return false;
+  };
   for (std::size_t k = 0; k < carry; ++k) {
     const Location from = step.results[k], to = step.params[k];
     (to.scalar ? p.scalar_carry : p.tensor_carry).push_back({from.index, to.index});
+    if (!to.scalar && !held_across_rows(from.index)) p.emptied.push_back(from.index);
   }
   for (std::size_t k = carry; k < scan.output_types.size(); ++k) {
     const nx::ops::TensorType& t = scan.output_types[k];
@@ -111,6 +125,7 @@ void run_scan(const ScanOp& scan, Frame& f) {
     for (std::size_t k = 0; k < scalars.size(); ++k) scalars[k] = s[p.scalar_carry[k].from];
     for (std::size_t k = 0; k < scalars.size(); ++k) s[p.scalar_carry[k].to] = scalars[k];
     for (std::size_t k = 0; k < tensors.size(); ++k) tensors[k] = sub.tensors[std::size_t(p.tensor_carry[k].from)];
+    for (std::int32_t reg : p.emptied) sub.tensors[std::size_t(reg)] = nx::Tensor();
     for (std::size_t k = 0; k < tensors.size(); ++k) sub.tensors[std::size_t(p.tensor_carry[k].to)] = std::move(tensors[k]);
   }
   for (std::size_t k = 0; k < carry; ++k) copy(f, scan.outputs[k], sub, step.params[k]);
