@@ -132,10 +132,10 @@ NX_UNARY_F64(log, normal(x), f64::log_core(x),
 // C library (double) beyond. So an element's bits depend on its value alone,
 // in the scalar loops and on every instruction set (xsimd's reduce by the
 // largest argument of a whole batch: a lane's last bit would depend on its
-// neighbours).
+// neighbours). (The cores' expressions name their argument x.)
 #define NX_TRIG(P, f64_core, f32_core)                                                            \
   template <> struct Op<Prim::P> {                                                                \
-    template <class V> static V in_double(V x, bool f32) {                                        \
+    static double in_double(double x, bool f32) {                                                 \
       if (f32) return in_range(x, -1e4, 1e4) ? f32_core : std::P(x);                              \
       return in_range(x, -1e4, 1e4) ? f64_core : std::P(x);                                       \
     }                                                                                             \
