@@ -511,6 +511,37 @@ TEST_CASE("a scan's step computes its carry in place of the previous row's, neve
   CHECK(test::text(x) == before);
 }
 
+TEST_CASE("an iterate's step computes its carry in place of the previous trip's, never of the caller's value") {
+  std::vector<const void*> seen;  // the carry's buffer, trip by trip
+  using Carry = std::pair<Tensor, Tensor>;
+  auto until = [](const Carry& c) { return nx::greater_equal(c.second, nx::scalar(nx::int32, 4.)); };
+  auto step = [&](const Carry& c) {
+    const Tensor r = rune::callback(
+        [&](const Tensor& x) {
+          seen.push_back(x.impl()->storage->data);
+          return nx::scalar(nx::float64, 0.);
+        },
+        nx::scalar(nx::float64, 0.), c.first);
+    return Carry{nx::tanh(c.first * 0.5 + r) + 1., c.second + nx::scalar(nx::int32, 1.)};
+  };
+  auto f = [&](const Tensor& x) { return rune::iterate(10, until, step, Carry{x, nx::scalar(nx::int32, 0.)}).first; };
+  const Tensor x = nx::linspace(nx::float64, -1., 1., 1000);
+  auto code = compiled(f, x);
+  REQUIRE(code->invokes.size() == 1);
+  const std::string step_text = rune::vm::listing(*code->invokes[0].codes[1]);
+  INFO(step_text);
+  CHECK(count(step_text, "; in place of t") == 1);
+  const std::string before = test::text(x);
+  const std::vector<Tensor> args{x};
+  const std::vector<Tensor> got = rune::vm::run(*code, args);
+  CHECK(test::text(x) == before);
+  REQUIRE(seen.size() == 4);
+  CHECK(seen[0] == x.impl()->storage->data);
+  CHECK(seen[2] == seen[1]);  // from the second trip on, one buffer
+  CHECK(seen[3] == seen[1]);
+  CHECK(same_bits(got[0], rune::ir::evaluate(*code->program, args)[0]));
+}
+
 TEST_CASE("solve and cholesky compute into the caller's buffers, 16-bit floats through float32") {
   auto f = [](const Tensor& a, const Tensor& b) { return std::pair{nx::solve(a, b), nx::cholesky(a)}; };
   for (const nx::DType d : {nx::float64, nx::float32, nx::float16}) {

@@ -539,7 +539,12 @@ class Compiler {
   void emit_invoke(const ir::Equation& eq, Op op) {
     Invoke invoke;
     invoke.equation = &eq;
-    for (const auto& program : eq.programs) invoke.codes.push_back(compile_code(program, {}));
+    for (std::size_t k = 0; k < eq.programs.size(); ++k) {
+      Parameters params;  // (an iterate's step takes its carry from until's frame: moved, its own alone)
+      if (op == Op::iterate && k == 1)
+        params = {.free = std::size_t(std::get<ir::IterateInfo>(eq.info).carry_count), .carries = true};
+      invoke.codes.push_back(compile_code(eq.programs[k], params));
+    }
     for (int v : eq.inputs) {
       materialize(v);
       invoke.inputs.push_back(home(v));

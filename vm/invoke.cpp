@@ -47,7 +47,10 @@ void run_iterate(const Code& code, const Invoke& it, Frame& f) {
   for (std::size_t k = 0; k < carry + until_captures; ++k) copy(u, until.params[k], f, it.inputs[k]);
   for (std::size_t k = carry + until_captures; k < it.inputs.size(); ++k)
     copy(s, step.params[k - until_captures + 1], f, it.inputs[k]);
-  // The carry sits in until's parameters; the step takes it from there.
+  // The carry sits in until's parameters; the step takes it from there
+  // (moved: held by the step's parameter alone, it may be written in place
+  // from the second trip on) and gives it back.
+  const std::vector<std::int32_t> rewritten = rewritten_results(step, std::span(step.results).first(carry));
   for (std::int64_t trip = 0;; ++trip) {
     execute(until, u);
     if (all_stopped(u, until.results[0])) break;
@@ -56,10 +59,11 @@ void run_iterate(const Code& code, const Invoke& it, Frame& f) {
       for (Location at : it.inputs) inputs.push_back(read(code, f, at));
       ir::eager_construct(*it.equation, inputs);
     }
-    for (std::size_t k = 0; k < carry; ++k) copy(s, step.params[k], u, until.params[k]);
+    for (std::size_t k = 0; k < carry; ++k) move(s, step.params[k], u, until.params[k]);
     copy(s, step.params[carry], u, until.results[0]);
     execute(step, s);
     for (std::size_t k = 0; k < carry; ++k) copy(u, until.params[k], s, step.results[k]);
+    for (std::int32_t reg : rewritten) s.tensors[std::size_t(reg)] = nx::Tensor();
   }
   for (std::size_t k = 0; k < carry; ++k) copy(f, it.outputs[k], u, until.params[k]);
 }

@@ -3,6 +3,7 @@
 
 #include <exception>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include <boost/container/small_vector.hpp>
@@ -87,6 +88,18 @@ inline void copy(Frame& to, Location at, const Frame& from, Location source) {
   if (at.scalar) to.scalars[std::size_t(at.index)] = from.scalars[std::size_t(source.index)];
   else to.tensors[std::size_t(at.index)] = from.tensors[std::size_t(source.index)];
 }
+// The same, leaving a tensor register of `from` empty.
+inline void move(Frame& to, Location at, Frame& from, Location source) {
+  if (at.scalar) to.scalars[std::size_t(at.index)] = from.scalars[std::size_t(source.index)];
+  else to.tensors[std::size_t(at.index)] = std::move(from.tensors[std::size_t(source.index)]);
+}
+
+// The tensor registers among `results` that a run of `code` writes (not a
+// parameter's, not a constant's). A loop running the code again empties
+// them once it has moved their values on (a scan's or iterate's carry), so
+// that a carry is held by its parameter alone and the next run may write
+// in place of it (memory_plan.hpp).
+std::vector<std::int32_t> rewritten_results(const Code& code, std::span<const Location> results);
 
 // The value at `at` as a tensor (a scalar register boxed in a fresh 0-d
 // tensor), and a value put at `at` (a tensor's one element read into a

@@ -5,7 +5,6 @@
 // (the result registers then emptied, so that the next row may write a
 // carry in place of its previous value: memory_plan.hpp), and each result
 // written into its row of the stacked output.
-#include <algorithm>
 #include <cstring>
 
 #include "ops/concrete.hpp"
@@ -49,11 +48,7 @@ struct Stack {
 struct Plan {
   std::vector<Rows> rows;
   std::vector<Move> scalar_carry, tensor_carry;  // step result register -> parameter register
-  // The step's registers that tensor carries come from and that the step
-  // writes each row (not a parameter's, not a constant's): emptied once the
-  // carry has moved, so the parameter holds the only handle and the next
-  // row may write in place of it (memory_plan.hpp).
-  std::vector<std::int32_t> emptied;
+  std::vector<std::int32_t> emptied;  // the carries' rewritten_results, emptied once the carry has moved
   std::vector<Stack> stacks;
 };
 
@@ -68,16 +63,11 @@ Plan plan(const ScanOp& scan, const Frame& f) {
     const std::size_t size = nx::size_of(x.dtype);
     p.rows.push_back({xs, step.params[k], nx::ops::base_address(x), x.strides[0] * std::int64_t(size), size});
   }
-  auto held_across_rows = [&](std::int32_t reg) {
-    for (const std::vector<Location>* held : {&step.params, &step.constants})
-      if (std::find(held->begin(), held->end(), Location{false, reg}) != held->end()) return true;
-    return false;
-  };
   for (std::size_t k = 0; k < carry; ++k) {
     const Location from = step.results[k], to = step.params[k];
     (to.scalar ? p.scalar_carry : p.tensor_carry).push_back({from.index, to.index});
-    if (!to.scalar && !held_across_rows(from.index)) p.emptied.push_back(from.index);
   }
+  p.emptied = rewritten_results(step, std::span(step.results).first(carry));
   for (std::size_t k = carry; k < scan.output_types.size(); ++k) {
     const nx::ops::TensorType& t = scan.output_types[k];
     nx::Tensor ys = nx::ops::make_tensor(t.dtype, t.shape);
