@@ -466,15 +466,32 @@ TEST_CASE("a matrix product computes into the buffer of a dead value of its type
   CHECK(same_bits(into, nx::matmul(a, b)));
 }
 
+namespace {
+
+// 0, after a callback has recorded the buffer of t in `seen` (a loop's carry, run by run).
+Tensor record_buffer(std::vector<const void*>& seen, const Tensor& t) {
+  auto record = [&seen](const Tensor& x) {
+    seen.push_back(x.impl()->storage->data);
+    return nx::scalar(nx::float64, 0.);
+  };
+  return rune::callback(record, nx::scalar(nx::float64, 0.), t);
+}
+
+// The loop read the caller's value in its first run (unchanged), then one buffer in each of the other three.
+void one_buffer_after_the_first(const std::vector<const void*>& seen, const Tensor& init, const std::string& before) {
+  CHECK(test::text(init) == before);
+  REQUIRE(seen.size() == 4);
+  CHECK(seen[0] == init.impl()->storage->data);
+  CHECK(seen[2] == seen[1]);
+  CHECK(seen[3] == seen[1]);
+}
+
+}  // namespace
+
 TEST_CASE("a scan's step computes its carry in place of the previous row's, never of the caller's value") {
   std::vector<const void*> seen;  // the carry's buffer, row by row
   auto step = [&](const Tensor& c, const Tensor& row) {
-    const Tensor r = rune::callback(
-        [&](const Tensor& carry) {
-          seen.push_back(carry.impl()->storage->data);
-          return nx::scalar(nx::float64, 0.);
-        },
-        nx::scalar(nx::float64, 0.), c);
+    const Tensor r = record_buffer(seen, c);
     const Tensor n = nx::tanh(c * 0.5 + row);
     return std::pair{n, nx::sum(n) + r};
   };
@@ -490,11 +507,7 @@ TEST_CASE("a scan's step computes its carry in place of the previous row's, neve
   seen.clear();
   const std::vector<Tensor> args{x, xs};
   const std::vector<Tensor> got = rune::vm::run(*code, args);
-  CHECK(test::text(x) == before);
-  REQUIRE(seen.size() == 4);
-  CHECK(seen[0] == x.impl()->storage->data);
-  CHECK(seen[2] == seen[1]);  // from the second row on, one buffer
-  CHECK(seen[3] == seen[1]);
+  one_buffer_after_the_first(seen, x, before);
   const std::vector<Tensor> reference = rune::ir::evaluate(*code->program, args);
   for (std::size_t k = 0; k < got.size(); ++k) CHECK(same_bits(got[k], reference[k]));
 
@@ -516,12 +529,7 @@ TEST_CASE("an iterate's step computes its carry in place of the previous trip's,
   using Carry = std::pair<Tensor, Tensor>;
   auto until = [](const Carry& c) { return nx::greater_equal(c.second, nx::scalar(nx::int32, 4.)); };
   auto step = [&](const Carry& c) {
-    const Tensor r = rune::callback(
-        [&](const Tensor& x) {
-          seen.push_back(x.impl()->storage->data);
-          return nx::scalar(nx::float64, 0.);
-        },
-        nx::scalar(nx::float64, 0.), c.first);
+    const Tensor r = record_buffer(seen, c.first);
     return Carry{nx::tanh(c.first * 0.5 + r) + 1., c.second + nx::scalar(nx::int32, 1.)};
   };
   auto f = [&](const Tensor& x) { return rune::iterate(10, until, step, Carry{x, nx::scalar(nx::int32, 0.)}).first; };
@@ -534,11 +542,7 @@ TEST_CASE("an iterate's step computes its carry in place of the previous trip's,
   const std::string before = test::text(x);
   const std::vector<Tensor> args{x};
   const std::vector<Tensor> got = rune::vm::run(*code, args);
-  CHECK(test::text(x) == before);
-  REQUIRE(seen.size() == 4);
-  CHECK(seen[0] == x.impl()->storage->data);
-  CHECK(seen[2] == seen[1]);  // from the second trip on, one buffer
-  CHECK(seen[3] == seen[1]);
+  one_buffer_after_the_first(seen, x, before);
   CHECK(same_bits(got[0], rune::ir::evaluate(*code->program, args)[0]));
 }
 
