@@ -179,6 +179,11 @@ struct Code {
   std::vector<Location> params, results;
   std::vector<bool> moved_out;  // per result: its register's last use as a result (moved out of a finished frame)
   bool takes_donated = false;   // kernels may take donated parameters' buffers (a call's own code)
+  // A loop's step: the tensor registers of its carry results that a run
+  // writes (not a parameter's, not a constant's). The loop empties them once
+  // the carry has moved to the parameters, so each parameter holds its
+  // carry alone and the next run may write in place of it (memory_plan.hpp).
+  std::vector<std::int32_t> emptied_after_run;
   std::vector<Call> calls;
   std::vector<MapKernel> maps;
   std::vector<ScanOp> scans;

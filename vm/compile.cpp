@@ -584,7 +584,7 @@ std::shared_ptr<const Code> compile_code(std::shared_ptr<const ir::Program> prog
 }  // namespace
 
 std::shared_ptr<const Code> compile(std::shared_ptr<const ir::Program> program) {
-  const Parameters all{.free = program->params.size()};
+  const Parameters all{.free = program->params.size()};  // (read before the program is moved)
   return compile_code(std::move(program), all);
 }
 

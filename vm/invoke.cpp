@@ -50,7 +50,6 @@ void run_iterate(const Code& code, const Invoke& it, Frame& f) {
   // The carry sits in until's parameters; the step takes it from there
   // (moved: held by the step's parameter alone, it may be written in place
   // from the second trip on) and gives it back.
-  const std::vector<std::int32_t> rewritten = rewritten_results(step, std::span(step.results).first(carry));
   for (std::int64_t trip = 0;; ++trip) {
     execute(until, u);
     if (all_stopped(u, until.results[0])) break;
@@ -63,7 +62,7 @@ void run_iterate(const Code& code, const Invoke& it, Frame& f) {
     copy(s, step.params[carry], u, until.results[0]);
     execute(step, s);
     for (std::size_t k = 0; k < carry; ++k) copy(u, until.params[k], s, step.results[k]);
-    for (std::int32_t reg : rewritten) s.tensors[std::size_t(reg)] = nx::Tensor();
+    for (std::int32_t reg : step.emptied_after_run) s.tensors[std::size_t(reg)] = nx::Tensor();
   }
   for (std::size_t k = 0; k < carry; ++k) copy(f, it.outputs[k], u, until.params[k]);
 }

@@ -1,7 +1,6 @@
 // The dispatch loop, and moving values between the register files.
 #include "vm/machine.hpp"
 
-#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -70,18 +69,6 @@ op_release:
 }
 
 }  // namespace
-
-std::vector<std::int32_t> rewritten_results(const Code& code, std::span<const Location> results) {
-  auto held_across_runs = [&](Location at) {
-    for (const std::vector<Location>* held : {&code.params, &code.constants})
-      if (std::find(held->begin(), held->end(), at) != held->end()) return true;
-    return false;
-  };
-  std::vector<std::int32_t> rewritten;
-  for (Location at : results)
-    if (!at.scalar && !held_across_runs(at)) rewritten.push_back(at.index);
-  return rewritten;
-}
 
 nx::Tensor read(const Code& code, const Frame& f, Location at) {
   if (!at.scalar) return f.tensors[std::size_t(at.index)];

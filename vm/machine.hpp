@@ -94,13 +94,6 @@ inline void move(Frame& to, Location at, Frame& from, Location source) {
   else to.tensors[std::size_t(at.index)] = std::move(from.tensors[std::size_t(source.index)]);
 }
 
-// The tensor registers among `results` that a run of `code` writes (not a
-// parameter's, not a constant's). A loop running the code again empties
-// them once it has moved their values on (a scan's or iterate's carry), so
-// that a carry is held by its parameter alone and the next run may write
-// in place of it (memory_plan.hpp).
-std::vector<std::int32_t> rewritten_results(const Code& code, std::span<const Location> results);
-
 // The value at `at` as a tensor (a scalar register boxed in a fresh 0-d
 // tensor), and a value put at `at` (a tensor's one element read into a
 // scalar register).

@@ -199,6 +199,20 @@ void insert_releases(Code& code, const std::vector<std::vector<std::int32_t>>& d
   code.instructions = std::move(with);
 }
 
+// The tensor registers of the first `carries` results that a run of the
+// code writes: not a parameter's or a constant's, which stay across runs.
+std::vector<std::int32_t> carry_registers_written(const Code& code, std::size_t carries) {
+  auto held_across_runs = [&](Location at) {
+    for (const std::vector<Location>* held : {&code.params, &code.constants})
+      if (std::find(held->begin(), held->end(), at) != held->end()) return true;
+    return false;
+  };
+  std::vector<std::int32_t> written;
+  for (std::size_t k = 0; k < carries; ++k)
+    if (!code.results[k].scalar && !held_across_runs(code.results[k])) written.push_back(code.results[k].index);
+  return written;
+}
+
 // The result of the code that register `reg` is, or -1.
 std::int32_t result_index(const Code& code, std::int32_t reg) {
   const auto result = std::find(code.results.begin(), code.results.end(), Location{false, reg});
@@ -209,6 +223,7 @@ std::int32_t result_index(const Code& code, std::int32_t reg) {
 
 void plan_memory(Code& code, Parameters params) {
   code.takes_donated = params.free > 0 && !params.carries;
+  if (params.carries) code.emptied_after_run = carry_registers_written(code, params.free);
   const std::size_t registers = code.tensors.size();
   std::vector<bool> kept(registers, false);
   for (const std::vector<Location>* held : {&code.results, &code.constants})

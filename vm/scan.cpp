@@ -3,7 +3,7 @@
 // first: the rows of xs read in place (an element into a scalar register,
 // or a view), the carry copied from the step's results to its parameters
 // (the result registers then emptied, so that the next row may write a
-// carry in place of its previous value: memory_plan.hpp), and each result
+// carry in place of its previous value: Code::emptied_after_run), and each result
 // written into its row of the stacked output.
 #include <cstring>
 
@@ -48,7 +48,6 @@ struct Stack {
 struct Plan {
   std::vector<Rows> rows;
   std::vector<Move> scalar_carry, tensor_carry;  // step result register -> parameter register
-  std::vector<std::int32_t> emptied;  // the carries' rewritten_results, emptied once the carry has moved
   std::vector<Stack> stacks;
 };
 
@@ -67,7 +66,6 @@ Plan plan(const ScanOp& scan, const Frame& f) {
     const Location from = step.results[k], to = step.params[k];
     (to.scalar ? p.scalar_carry : p.tensor_carry).push_back({from.index, to.index});
   }
-  p.emptied = rewritten_results(step, std::span(step.results).first(carry));
   for (std::size_t k = carry; k < scan.output_types.size(); ++k) {
     const nx::ops::TensorType& t = scan.output_types[k];
     nx::Tensor ys = nx::ops::make_tensor(t.dtype, t.shape);
@@ -115,7 +113,7 @@ void run_scan(const ScanOp& scan, Frame& f) {
     for (std::size_t k = 0; k < scalars.size(); ++k) scalars[k] = s[p.scalar_carry[k].from];
     for (std::size_t k = 0; k < scalars.size(); ++k) s[p.scalar_carry[k].to] = scalars[k];
     for (std::size_t k = 0; k < tensors.size(); ++k) tensors[k] = sub.tensors[std::size_t(p.tensor_carry[k].from)];
-    for (std::int32_t reg : p.emptied) sub.tensors[std::size_t(reg)] = nx::Tensor();
+    for (std::int32_t reg : step.emptied_after_run) sub.tensors[std::size_t(reg)] = nx::Tensor();
     for (std::size_t k = 0; k < tensors.size(); ++k) sub.tensors[std::size_t(p.tensor_carry[k].to)] = std::move(tensors[k]);
   }
   for (std::size_t k = 0; k < carry; ++k) copy(f, scan.outputs[k], sub, step.params[k]);

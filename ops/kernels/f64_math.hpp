@@ -209,7 +209,6 @@ template <class V> V tan_core(V x) {
   return lanes<V>::select(x == V(0), x, t);  // tan(-0) = -0
 }
 
-
 // tanh(x) = E / (E + 2), E = expm1(2|x|) as a pair, with x's sign; 1 beyond
 // |x| > 22. E: 2|x| = k ln2/128 + r (r as a pair), E = s (1 + t) (1 + r + e(r)) - 1
 // with s = 2^(k/128) to 26 bits (>= 1) and t its relative tail: s - 1 and

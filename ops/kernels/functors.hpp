@@ -135,13 +135,14 @@ NX_UNARY_F64(log, normal(x), f64::log_core(x),
 // neighbours). (The cores' expressions name their argument x.)
 #define NX_TRIG(P, f64_core, f32_core)                                                            \
   template <> struct Op<Prim::P> {                                                                \
-    static double in_double(double x, bool f32) {                                                 \
-      if (f32) return in_range(x, -1e4, 1e4) ? f32_core : std::P(x);                              \
-      return in_range(x, -1e4, 1e4) ? f64_core : std::P(x);                                       \
+    template <bool F32> static double in_double(double x) {                                       \
+      if (!in_range(x, -1e4, 1e4)) return std::P(x);                                              \
+      if constexpr (F32) return f32_core;                                                         \
+      else return f64_core;                                                                       \
     }                                                                                             \
     template <class T> static T scalar(T x) {                                                     \
-      if constexpr (std::is_same_v<T, double>) return in_double(x, false);                        \
-      else if constexpr (std::is_same_v<T, float>) return T(in_double(double(x), true));          \
+      if constexpr (std::is_same_v<T, double>) return in_double<false>(x);                        \
+      else if constexpr (std::is_same_v<T, float>) return T(in_double<true>(double(x)));          \
       else return std::P(x); /* complex */                                                        \
     }                                                                                             \
     template <class B> [[gnu::always_inline]] static B simd(B x) {                                \
