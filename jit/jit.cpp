@@ -34,16 +34,13 @@ bool shares_input(const nx::detail::Storage* storage, const vm::Code& code, std:
 }
 }  // namespace
 
-std::vector<nx::Tensor> execute(const vm::Code& code, std::span<const nx::Tensor> args,
-                                std::span<const nx::Tensor> captures) {
-  std::vector<nx::Tensor> out;
-  if (captures.empty()) {
-    out = vm::execute(code, args, "rune::jit");
-  } else {
+Values execute(const vm::Code& code, std::span<const nx::Tensor> args, std::span<const nx::Tensor> captures) {
+  auto with_captures = [&] {
     std::vector<nx::Tensor> in(args.begin(), args.end());
     in.insert(in.end(), captures.begin(), captures.end());
-    out = vm::execute(code, in, "rune::jit");
-  }
+    return vm::execute(code, in, "rune::jit");
+  };
+  Values out = captures.empty() ? vm::execute(code, args, "rune::jit") : with_captures();
   for (nx::Tensor& t : out)
     if (t.impl()->storage && shares_input(t.impl()->storage.get(), code, args)) t = nx::ops::copy(t);
   for (const nx::Tensor& t : args)

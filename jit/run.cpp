@@ -20,7 +20,8 @@ namespace detail {
 
 std::vector<nx::Tensor> run(std::string_view api, const Program& program, std::span<const nx::Tensor> args) {
   ir::check_arguments(program.ir(), args, api, program.param_names());
-  return vm::execute(program.code(), args, api);
+  vm::Values values = vm::execute(program.code(), args, api);
+  return {std::make_move_iterator(values.begin()), std::make_move_iterator(values.end())};
 }
 
 void run_into(std::string_view api, const Program& program, std::span<const nx::Tensor> args,

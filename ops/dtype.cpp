@@ -21,10 +21,6 @@ DType dtype_from_name(std::string_view text) {
   ops::fail("nx::dtype_from_name", "no dtype is named '" + std::string(text) + "'");
 }
 
-std::size_t size_of(DType dtype) {
-  return visit_dtype(dtype, [](auto d) { return sizeof(element_t<decltype(d)::value>); });
-}
-
 // A shape longer than any value may have (max_rank axes) shows its first and last
 // three lengths around "...": it appears in the error refusing it.
 std::string to_string(const Shape& shape) {

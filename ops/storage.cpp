@@ -116,7 +116,7 @@ thread_local ObjectCache<Storage> headers;
 }  // namespace
 
 boost::intrusive_ptr<Storage> Storage::allocate(std::size_t bytes) {
-  boost::intrusive_ptr<Storage> s(new Storage);
+  boost::intrusive_ptr<Storage> s = adopt(new Storage);
   s->data = pool_allocate(bytes == 0 ? 1 : bytes, &s->bytes);
   return s;
 }

@@ -48,11 +48,19 @@ bool is_contiguous(const detail::TensorImpl& t) {
 }
 
 Tensor make_tensor(DType dtype, const Shape& shape) {
-  boost::intrusive_ptr<detail::TensorImpl> t(new detail::TensorImpl);
+  boost::intrusive_ptr<detail::TensorImpl> t = detail::adopt(new detail::TensorImpl);
   t->dtype = dtype;
-  t->shape = shape;
-  t->strides = contiguous_strides(shape);
-  t->storage = detail::Storage::allocate(std::size_t(numel(shape)) * size_of(dtype));
+  // (the shape and its C-order strides in one pass: every result is made here)
+  const std::size_t rank = shape.size();
+  t->shape.resize(rank, boost::container::default_init);
+  t->strides.resize(rank, boost::container::default_init);
+  std::int64_t step = 1;
+  for (std::size_t i = rank; i-- > 0;) {
+    t->shape[i] = shape[i];
+    t->strides[i] = step;
+    step *= shape[i];
+  }
+  t->storage = detail::Storage::allocate(std::size_t(step) * size_of(dtype));
   return Tensor(std::move(t));
 }
 
@@ -72,7 +80,7 @@ Tensor take_buffer(const Tensor& donated) {
 }
 
 Tensor make_view(const Tensor& base, const Shape& shape, const Strides& strides, std::int64_t offset) {
-  boost::intrusive_ptr<detail::TensorImpl> t(new detail::TensorImpl);
+  boost::intrusive_ptr<detail::TensorImpl> t = detail::adopt(new detail::TensorImpl);
   const auto& b = *base.impl();
   t->dtype = b.dtype;
   t->placement = b.placement;

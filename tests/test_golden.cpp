@@ -156,7 +156,8 @@ TEST_CASE("golden programs compile to their golden bytecode, which gives the ref
     auto code = rune::vm::compile(simplified);
     golden(e.name + ".bytecode", rune::vm::listing(*code));
     std::vector<Tensor> args = arguments_of(*simplified);
-    std::vector<Tensor> on_vm = rune::vm::run(*code, args), reference = rune::ir::evaluate(*simplified, args);
+    const rune::vm::Values on_vm = rune::vm::run(*code, args);
+    std::vector<Tensor> reference = rune::ir::evaluate(*simplified, args);
     REQUIRE(on_vm.size() == reference.size());
     for (std::size_t i = 0; i < on_vm.size(); ++i) CHECK(test::same_bits(on_vm[i], reference[i]));
   }

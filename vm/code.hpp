@@ -9,10 +9,15 @@
 #include <span>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 #include "ir/program.hpp"
 #include "ops/kernels/kernels.hpp"
 
 namespace rune::vm {
+
+// The values a run returns: a few of them without allocating.
+using Values = boost::container::small_vector<nx::Tensor, 4>;
 
 enum class Op : std::uint8_t {
 #define OP(name, operands, meaning) name,
@@ -103,6 +108,27 @@ struct MapKernel {
     // computed, a temporary: the block buffer holding it (shared by
     // temporaries whose lives do not overlap)
     std::int32_t buffer = -1;
+    // broadcast: its strides along the kernel's axes (in elements of its
+    // C-order elements; 0 along an axis it is broadcast along)
+    boost::container::small_vector<std::int64_t, 6> strides{};
+  };
+  // Where a slot's elements of a block are, planned with the kernel's
+  // memory (vm/kernel_memory.cpp) but for the base address, which each run
+  // finds in its frame.
+  struct Place {
+    enum class Kind : std::uint8_t {
+      memory,     // base + begin * stride (a stride of 0 broadcasts one element)
+      temporary,  // at `offset` in the thread's block buffers
+      repeated,   // at `offset` in the rows buffer, for every block: a row repeated over a block of whole rows
+      row,        // base + begin % row: a block within one row
+      column,     // base + begin / row, broadcast: a block within one row
+      columns,    // at `offset` in the thread's block buffers: each row's element repeated along it
+      gathered,   // at `offset` in the thread's block buffers: gathered from base by the slot's strides
+    };
+    Kind kind = Kind::memory;
+    std::int64_t stride = 1;
+    std::size_t offset = 0;
+    std::size_t size = 0;  // of an element
   };
   struct Step {
     nx::ops::Family family{};  // unary, binary, select or convert
@@ -134,6 +160,13 @@ struct MapKernel {
   std::vector<Step> steps;
   std::vector<Reduction> reductions;  // at most max_reductions
   std::vector<std::size_t> buffers;   // the element size of each temporaries' block buffer
+  // Each slot's place; the slots spread over each block first (columns)
+  // and gathered for each block first; the bytes of a thread's block
+  // buffers, and of the rows operands repeated over a block (read by every
+  // thread: in the calling thread's rows buffer).
+  std::vector<Place> places;
+  std::vector<std::int32_t> spread, gathered;
+  std::size_t block_bytes = 0, rows_bytes = 0;
   // The operands in memory, read or written in order (tensors, views,
   // written results), and the cache lines of a whole block of the widest
   // of them asked of the caches before each step, [first, last).

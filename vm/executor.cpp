@@ -55,8 +55,11 @@ void write_results(std::span<nx::Tensor> values, std::span<const nx::Tensor> buf
 }
 }  // namespace
 
-std::vector<nx::Tensor> execute(const Code& code, std::span<const nx::Tensor> args, std::string_view api) {
-  if (!concrete(args) || reference_selected()) return ir::evaluate(*code.program, args);
+Values execute(const Code& code, std::span<const nx::Tensor> args, std::string_view api) {
+  if (!concrete(args) || reference_selected()) {
+    std::vector<nx::Tensor> values = ir::evaluate(*code.program, args);
+    return Values(std::make_move_iterator(values.begin()), std::make_move_iterator(values.end()));
+  }
   check_not_donated(args, api);
   return run(code, args);
 }
@@ -114,7 +117,8 @@ std::vector<nx::Tensor> run_construct(const Equation& eq, std::span<const nx::Te
   for (const TensorType& t : construct_output_types(eq, types)) copy.outputs.push_back(program->add_value(t));
   program->results = copy.outputs;
   program->equations.push_back(std::move(copy));
-  return vm::run(*vm::compile(program), inputs);
+  vm::Values values = vm::run(*vm::compile(program), inputs);
+  return {std::make_move_iterator(values.begin()), std::make_move_iterator(values.end())};
 }
 
 }  // namespace rune::ir

@@ -19,7 +19,7 @@ bool reference_selected();
 // reference interpreter otherwise, binding each equation, so an enclosing
 // trace (grad, vmap, jit) sees the program's equations. A donated argument
 // throws, naming `api`.
-std::vector<nx::Tensor> execute(const Code& code, std::span<const nx::Tensor> args, std::string_view api);
+Values execute(const Code& code, std::span<const nx::Tensor> args, std::string_view api);
 
 // The same, on concrete arguments only, with the results written into
 // `buffers` (C-order caller memory of the results' types, checked by the

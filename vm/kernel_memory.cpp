@@ -51,6 +51,65 @@ void share_buffers(MapKernel& m) {
   }
 }
 
+std::size_t block_bytes(std::size_t element) { return (std::size_t(MapKernel::block) * element + 63) / 64 * 64; }
+
+// Each slot's place but for its base address: the temporaries in their
+// block buffers, then the operands spread or gathered per block after
+// them, the rows operands repeated over a block of whole rows in the rows
+// buffer.
+void plan_places(MapKernel& m) {
+  using Kind = MapKernel::Place::Kind;
+  using Source = MapKernel::Source;
+  for (std::size_t size : m.buffers) m.block_bytes += block_bytes(size);
+  std::vector<std::size_t> buffer_at;
+  for (std::size_t b = 0, at = 0; b < m.buffers.size(); at += block_bytes(m.buffers[b++])) buffer_at.push_back(at);
+  const bool rows_in_a_block = m.row > 0 && m.row <= MapKernel::block;
+  for (const MapKernel::Slot& slot : m.slots) {
+    MapKernel::Place place;
+    place.size = nx::size_of(slot.dtype);
+    auto in_block_buffers = [&](Kind kind) {
+      place.kind = kind;
+      place.offset = m.block_bytes;
+      m.block_bytes += block_bytes(place.size);
+    };
+    const std::int32_t k = std::int32_t(m.places.size());
+    switch (slot.source) {
+      case Source::element:
+      case Source::scalar: place.stride = 0; break;
+      case Source::columns:
+        if (m.row > MapKernel::block) {
+          place.kind = Kind::column;
+          place.stride = 0;
+        } else {
+          in_block_buffers(Kind::columns);
+          m.spread.push_back(k);
+        }
+        break;
+      case Source::broadcast:
+        in_block_buffers(Kind::gathered);
+        m.gathered.push_back(k);
+        break;
+      case Source::rows:
+        if (rows_in_a_block) {
+          place.kind = Kind::repeated;
+          place.offset = m.rows_bytes;
+          m.rows_bytes += block_bytes(place.size);
+        } else {
+          place.kind = Kind::row;
+        }
+        break;
+      case Source::computed:
+        if (slot.reg < 0) {
+          place.kind = Kind::temporary;
+          place.offset = buffer_at[std::size_t(slot.buffer)];
+        }
+        break;
+      default: break;  // (tensor, view: in memory)
+    }
+    m.places.push_back(place);
+  }
+}
+
 // A kernel writing more than streaming_threshold() bytes writes the results
 // no later step or reduction reads with the eager kernels' streaming loops:
 // stores past the caches, the same bits.
@@ -125,6 +184,7 @@ std::size_t streaming_threshold() {
 
 void plan_kernel_memory(MapKernel& m) {
   share_buffers(m);
+  plan_places(m);
   stream_results(m);
   plan_fetches(m);
 }

@@ -9,7 +9,8 @@
 namespace rune::vm {
 
 // Gives the kernel's temporaries their block buffers (MapKernel::buffers:
-// shared where their lives do not overlap), its results the streaming
+// shared where their lives do not overlap), its slots their places
+// (MapKernel::places, spread, gathered, block_bytes, rows_bytes), its results the streaming
 // loops when it writes more than streaming_threshold() bytes, and its steps
 // their shares of the next block's lines to fetch (MapKernel::fetched,
 // fetch_lines).

@@ -31,4 +31,13 @@ std::int64_t repeat_of_operand(const nx::Shape& operand, const nx::Shape& kernel
   return row != 0 ? row : column_of_operand(operand, kernel);
 }
 
+boost::container::small_vector<std::int64_t, 6> broadcast_strides(const nx::Shape& operand, const nx::Shape& kernel) {
+  boost::container::small_vector<std::int64_t, 6> strides(kernel.size(), 0);
+  const std::size_t pad = kernel.size() - operand.size();
+  std::int64_t stride = 1;
+  for (std::size_t d = operand.size(); d-- > 0; stride *= operand[d])
+    if (operand[d] != 1) strides[pad + d] = stride;
+  return strides;
+}
+
 }  // namespace rune::vm

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include <boost/container/small_vector.hpp>
+
 #include "rune/tensor.hpp"
 
 namespace rune::vm {
@@ -23,5 +25,11 @@ std::int64_t column_of_operand(const nx::Shape& operand, const nx::Shape& kernel
 
 // The rows a broadcast operand runs the kernel in: a row's or a column's.
 std::int64_t repeat_of_operand(const nx::Shape& operand, const nx::Shape& kernel);
+
+// The strides along a kernel of shape `kernel` of an operand of shape
+// `operand` broadcast to it, in elements of its C-order elements: the
+// operand's axes right-aligned with the kernel's, 0 along an axis it is
+// broadcast along.
+boost::container::small_vector<std::int64_t, 6> broadcast_strides(const nx::Shape& operand, const nx::Shape& kernel);
 
 }  // namespace rune::vm

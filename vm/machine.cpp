@@ -99,15 +99,15 @@ Frame start(const Code& code, std::span<const nx::Tensor> args) {
   return frame;
 }
 
-std::vector<nx::Tensor> results(const Code& code, const Frame& frame) {
-  std::vector<nx::Tensor> out;
+Values results(const Code& code, const Frame& frame) {
+  Values out;
   out.reserve(code.results.size());
   for (Location at : code.results) out.push_back(read(code, frame, at));
   return out;
 }
 
-std::vector<nx::Tensor> results(const Code& code, Frame&& frame) {
-  std::vector<nx::Tensor> out;
+Values results(const Code& code, Frame&& frame) {
+  Values out;
   out.reserve(code.results.size());
   for (std::size_t k = 0; k < code.results.size(); ++k) {
     const Location at = code.results[k];
@@ -136,7 +136,7 @@ void execute_checked(const Code& code, Frame& frame) {
   checks.raise();
 }
 
-std::vector<nx::Tensor> run(const Code& code, std::span<const nx::Tensor> args) {
+Values run(const Code& code, std::span<const nx::Tensor> args) {
   Frame frame = start(code, args);
   execute_checked(code, frame);
   return results(code, std::move(frame));

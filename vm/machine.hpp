@@ -54,7 +54,7 @@ void execute_checked(const Code& code, Frame& frame);
 
 // The code's results for `args` (concrete, one per parameter, of its types):
 // start, execute_checked, results.
-std::vector<nx::Tensor> run(const Code& code, std::span<const nx::Tensor> args);
+Values run(const Code& code, std::span<const nx::Tensor> args);
 
 // A frame with `args` in the parameters' registers.
 Frame start(const Code& code, std::span<const nx::Tensor> args);
@@ -64,8 +64,8 @@ void execute(const Code& code, Frame& frame);
 void execute(const Code& code, Frame& frame, std::size_t first, std::size_t last);
 // The values of the code's results in a frame that ran it (moved out of a
 // frame given up).
-std::vector<nx::Tensor> results(const Code& code, const Frame& frame);
-std::vector<nx::Tensor> results(const Code& code, Frame&& frame);
+Values results(const Code& code, const Frame& frame);
+Values results(const Code& code, Frame&& frame);
 
 // Calls on a frame's tensor registers (calls.cpp): a primitive by its
 // rule, a construct by its eager rule, a check (its failure kept by the

@@ -32,39 +32,13 @@ namespace {
 
 constexpr std::int64_t block = MapKernel::block;
 constexpr std::size_t align = 64;
+using Place = MapKernel::Place;
+// Each slot's base address in one run (a kernel of up to 32 slots finds
+// them without allocating).
+using Bases = boost::container::small_vector<char*, 32>;
+
 static_assert(block % nx::ops::kernels::reduce_piece == 0 && nx::ops::reduce_segment % block == 0,
               "a reduction's pieces are whole blocks, its segments too");
-
-// Where a slot's elements of a block are.
-struct Place {
-  enum class Kind : std::uint8_t {
-    memory,     // base + begin * stride (a stride of 0 broadcasts one element)
-    temporary,  // at `offset` in the thread's block buffers
-    repeated,   // at base, for every block: a row repeated over a block of whole rows
-    row,        // base + begin % row: a block within one row
-    column,     // base + begin / row, broadcast: a block within one row
-    columns,    // at `offset` in the thread's block buffers: each row's element repeated along it
-    gathered,   // at `offset` in the thread's block buffers: gathered from base by broadcast strides
-  };
-  Kind kind = Kind::memory;
-  char* base = nullptr;
-  std::int64_t stride = 1;
-  std::size_t offset = 0;
-  std::size_t size = 0;  // of an element
-};
-// (a kernel of up to 32 slots places them without allocating)
-struct Places {
-  boost::container::small_vector<Place, 32> slots;
-  boost::container::small_vector<std::int32_t, 4> columns;  // the slots spread over each block first
-  // The slots gathered for each block first, with their strides along the
-  // kernel's axes (in elements; 0 along an axis they are broadcast along).
-  struct Gathered {
-    std::int32_t slot;
-    boost::container::small_vector<std::int64_t, 6> strides;
-  };
-  boost::container::small_vector<Gathered, 2> gathered;
-  std::size_t temp_bytes = 0;
-};
 
 // `bytes` of a thread's scratch `buffer`, aligned to 64.
 unsigned char* scratch(std::vector<unsigned char>& buffer, std::size_t bytes) {
@@ -72,11 +46,9 @@ unsigned char* scratch(std::vector<unsigned char>& buffer, std::size_t bytes) {
   return buffer.data() + (align - reinterpret_cast<std::uintptr_t>(buffer.data()) % align) % align;
 }
 
-std::size_t block_bytes(std::size_t element) { return (std::size_t(block) * element + align - 1) / align * align; }
-
 // The kernel's rows operands repeated over a block of whole rows, in the
 // calling thread's buffer (read by every block, on every thread, while the
-// kernel runs): one block's bytes per operand.
+// kernel runs).
 char* rows_buffer(std::size_t bytes) {
   thread_local std::vector<unsigned char> buffer;
   return reinterpret_cast<char*>(scratch(buffer, bytes));
@@ -176,44 +148,46 @@ void gather(const char* base, std::size_t size, const nx::Shape& shape, std::spa
 // A kernel in rows (m.row) computes blocks of whole rows, or parts of one.
 class Blocks {
  public:
-  Blocks(const MapKernel& m, const Places& at) : m_(m), at_(at) {
+  Blocks(const MapKernel& m, const Bases& bases) : m_(m), places_(m.places.data()), bases_(bases.data()) {
     thread_local std::vector<unsigned char> buffer;
-    temps_ = scratch(buffer, at.temp_bytes);
+    temps_ = m.block_bytes > 0 ? scratch(buffer, m.block_bytes) : nullptr;
   }
 
   // Where slot k's elements of the block from `begin` are.
   char* ptr(std::int32_t k, std::int64_t begin) const {
-    const Place& p = at_.slots[std::size_t(k)];
+    const Place& p = places_[k];
+    char* const base = bases_[k];
     switch (p.kind) {
-      case Place::Kind::temporary:
-      case Place::Kind::columns:
-      case Place::Kind::gathered: return reinterpret_cast<char*>(temps_ + p.offset);
-      case Place::Kind::repeated: return p.base;
-      case Place::Kind::row: return p.base + (begin % m_.row) * std::int64_t(p.size);
-      case Place::Kind::column: return p.base + (begin / m_.row) * std::int64_t(p.size);
-      default: return p.base + begin * p.stride * std::int64_t(p.size);
+      case Place::Kind::memory: return base + begin * p.stride * std::int64_t(p.size);
+      case Place::Kind::repeated: return base;
+      case Place::Kind::row: return base + (begin % m_.row) * std::int64_t(p.size);
+      case Place::Kind::column: return base + (begin / m_.row) * std::int64_t(p.size);
+      default: return reinterpret_cast<char*>(temps_ + p.offset);  // (temporary, columns, gathered)
     }
   }
 
   // (next, next_n: the block to come, whose operands are asked of the
   // caches while this one computes)
   void compute(std::int64_t begin, std::int64_t n, std::int64_t next = 0, std::int64_t next_n = 0) const {
-    for (std::int32_t k : at_.columns) {  // (a block of whole rows: each row's element along it)
-      const Place& p = at_.slots[std::size_t(k)];
+    for (std::int32_t k : m_.spread) {  // (a block of whole rows: each row's element along it)
+      const Place& p = m_.places[std::size_t(k)];
       char* out = reinterpret_cast<char*>(temps_ + p.offset);
       for (std::int64_t r = 0; r < n / m_.row; ++r)
-        spread(p.base + (begin / m_.row + r) * std::int64_t(p.size), p.size, m_.row,
+        spread(bases_[std::size_t(k)] + (begin / m_.row + r) * std::int64_t(p.size), p.size, m_.row,
                out + std::size_t(r * m_.row) * p.size);
     }
-    for (const Places::Gathered& g : at_.gathered) {
-      const Place& p = at_.slots[std::size_t(g.slot)];
-      gather(p.base, p.size, m_.shape, {g.strides.data(), g.strides.size()}, begin, n, reinterpret_cast<char*>(temps_ + p.offset));
+    for (std::int32_t k : m_.gathered) {
+      const Place& p = m_.places[std::size_t(k)];
+      const auto& strides = m_.slots[std::size_t(k)].strides;
+      gather(bases_[std::size_t(k)], p.size, m_.shape, {strides.data(), strides.size()}, begin, n,
+             reinterpret_cast<char*>(temps_ + p.offset));
     }
-    auto stride = [&](std::int32_t k) { return at_.slots[std::size_t(k)].stride; };
-    const std::size_t steps = m_.steps.size();
-    for (std::size_t i = 0; i < steps; ++i) {
+    auto stride = [&](std::int32_t k) { return places_[k].stride; };
+    const MapKernel::Step* const steps = m_.steps.data();
+    const std::size_t count = m_.steps.size();
+    for (std::size_t i = 0; i < count; ++i) {
       if (next_n > 0) prefetch(next, next_n, i);
-      const MapKernel::Step& s = m_.steps[i];
+      const MapKernel::Step& s = steps[i];
       switch (s.family) {
         case nx::ops::Family::binary:
           s.row.binary(n, ptr(s.in[0], begin), stride(s.in[0]), ptr(s.in[1], begin), stride(s.in[1]),
@@ -238,7 +212,7 @@ class Blocks {
     const auto [first, last] = m_.fetch_lines[step];
     for (std::int32_t k : m_.fetched) {
       const char* p = ptr(k, begin);
-      const std::size_t lines = (std::size_t(n) * at_.slots[std::size_t(k)].size + 63) / 64;
+      const std::size_t lines = (std::size_t(n) * m_.places[std::size_t(k)].size + 63) / 64;
       for (std::size_t line = first; line < std::min<std::size_t>(last, lines); ++line) __builtin_prefetch(p + line * 64);
     }
   }
@@ -274,7 +248,7 @@ class Blocks {
       const std::int64_t stop = std::min(first + n, end);
       for (std::size_t r = 0; r < m_.reductions.size(); ++r) {
         const MapKernel::Reduction& reduction = m_.reductions[r];
-        const std::size_t size = at_.slots[std::size_t(reduction.slot)].size;
+        const std::size_t size = m_.places[std::size_t(reduction.slot)].size;
         folders[r].add(reduction.pieces, stop - pos, ptr(reduction.slot, first) + std::size_t(pos - first) * size, size);
       }
       pos = stop;
@@ -283,7 +257,8 @@ class Blocks {
 
  private:
   const MapKernel& m_;
-  const Places& at_;
+  const Place* places_;
+  char* const* bases_;
   unsigned char* temps_;
 };
 
@@ -297,7 +272,7 @@ struct Results {
 // (on oneTBB when `parallel`), each folded block by block, then the
 // segments' results as eager reduces them; result r written at
 // results.at[r] + index * size.
-void reduce_row(const MapKernel& m, const Places& at, std::int64_t begin, std::int64_t row, std::int64_t index,
+void reduce_row(const MapKernel& m, const Bases& bases, std::int64_t begin, std::int64_t row, std::int64_t index,
                 const Results& results, bool parallel) {
   const std::size_t count = m.reductions.size();
   const std::int64_t segments = std::max<std::int64_t>(1, (row + nx::ops::reduce_segment - 1) / nx::ops::reduce_segment);
@@ -306,7 +281,7 @@ void reduce_row(const MapKernel& m, const Places& at, std::int64_t begin, std::i
     Folder folders[MapKernel::max_reductions];
     for (std::size_t r = 0; r < count; ++r) folders[r].start(m.reductions[r].pieces);
     const std::int64_t from = begin + s * nx::ops::reduce_segment;
-    Blocks(m, at).fold(from, std::min(begin + row, from + nx::ops::reduce_segment), folders);
+    Blocks(m, bases).fold(from, std::min(begin + row, from + nx::ops::reduce_segment), folders);
     for (std::size_t r = 0; r < count; ++r)
       folders[r].finish(m.reductions[r].pieces, partial[std::size_t(s) * count + r].bytes);
   };
@@ -362,16 +337,16 @@ void reduce_short_rows(const MapKernel& m, const Blocks& blocks, std::int64_t fi
 // Several results run rows on oneTBB; one runs its segments, unless blocks
 // of whole rows of the kernel would cross them (then it runs on one
 // thread: the same bits).
-void run_reducing(const MapKernel& m, const Places& at, const Results& results) {
+void run_reducing(const MapKernel& m, const Bases& bases, const Results& results) {
   const std::int64_t rows = nx::numel(m.reductions[0].shape), row = m.reduced;
   const bool parallel = m.size >= nx::ops::parallel_grain;
   if (rows == 1) {
     const bool aligned = m.row == 0 || m.row > block || nx::ops::reduce_segment % m.row == 0;
-    return reduce_row(m, at, 0, row, 0, results, parallel && aligned);
+    return reduce_row(m, bases, 0, row, 0, results, parallel && aligned);
   }
   auto some_rows = [&](std::int64_t first, std::int64_t last) {
-    if (row > 0 && row <= block) return reduce_short_rows(m, Blocks(m, at), first, last, results);
-    for (std::int64_t r = first; r < last; ++r) reduce_row(m, at, r * row, row, r, results, false);
+    if (row > 0 && row <= block) return reduce_short_rows(m, Blocks(m, bases), first, last, results);
+    for (std::int64_t r = first; r < last; ++r) reduce_row(m, bases, r * row, row, r, results, false);
   };
   if (!parallel) return some_rows(0, rows);
   tbb::parallel_for(
@@ -384,97 +359,46 @@ void run_reducing(const MapKernel& m, const Places& at, const Results& results) 
 
 void run_map(const MapKernel& m, Frame& f) {
   using Source = MapKernel::Source;
-  using Kind = Place::Kind;
   boost::container::small_vector<nx::Tensor, 4> held;  // C-order copies of strided inputs
   auto in_order = [&](const nx::Tensor& t) {
     if (nx::ops::is_contiguous(*t.impl())) return nx::ops::base_address(*t.impl());
     held.push_back(nx::ops::contiguous(t));
     return nx::ops::base_address(*held.back().impl());
   };
-  Places at;
-  boost::container::small_vector<std::size_t, 32> buffer_at;  // the temporaries' block buffers
-  for (std::size_t size : m.buffers) {
-    buffer_at.push_back(at.temp_bytes);
-    at.temp_bytes += block_bytes(size);
-  }
-  char* repeated = nullptr;  // the next rows operand's block, when rows fit a block
-  if (m.row > 0 && m.row <= block) {
-    std::size_t bytes = 0;
-    for (const MapKernel::Slot& slot : m.slots)
-      if (slot.source == Source::rows) bytes += block_bytes(nx::size_of(slot.dtype));
-    repeated = rows_buffer(bytes);
-  }
-  for (const MapKernel::Slot& slot : m.slots) {
-    Place place;
-    place.size = nx::size_of(slot.dtype);
+  const std::size_t slots = m.slots.size();
+  Bases bases(slots, boost::container::default_init);
+  char* const repeated = m.rows_bytes > 0 ? rows_buffer(m.rows_bytes) : nullptr;
+  for (std::size_t k = 0; k < slots; ++k) {
+    const MapKernel::Slot& slot = m.slots[k];
+    const MapKernel::Place& place = m.places[k];
+    char* base = nullptr;
     switch (slot.source) {
-      case Source::tensor: place.base = in_order(f.tensors[std::size_t(slot.reg)]); break;
-      case Source::view:
-        place.base = in_order(f.tensors[std::size_t(slot.reg)]) + slot.offset * std::int64_t(place.size);
-        break;
-      case Source::element:
-        place.base = nx::ops::base_address(*f.tensors[std::size_t(slot.reg)].impl());
-        place.stride = 0;
-        break;
-      case Source::scalar:
-        place.base = reinterpret_cast<char*>(f.scalars[std::size_t(slot.reg)].bytes);
-        place.stride = 0;
-        break;
+      case Source::tensor:
       case Source::columns:
-        place.base = in_order(f.tensors[std::size_t(slot.reg)]);
-        if (m.row > block) {
-          place.kind = Kind::column;
-          place.stride = 0;
-        } else {
-          place.kind = Kind::columns;
-          place.offset = at.temp_bytes;
-          at.temp_bytes += block_bytes(place.size);
-          at.columns.push_back(std::int32_t(at.slots.size()));
-        }
+      case Source::broadcast: base = in_order(f.tensors[std::size_t(slot.reg)]); break;
+      case Source::view:
+        base = in_order(f.tensors[std::size_t(slot.reg)]) + slot.offset * std::int64_t(place.size);
         break;
-      case Source::broadcast: {
-        const nx::Tensor& operand = f.tensors[std::size_t(slot.reg)];
-        place.base = in_order(operand);
-        place.kind = Kind::gathered;
-        place.offset = at.temp_bytes;
-        at.temp_bytes += block_bytes(place.size);
-        // (the operand's axes right-aligned with the kernel's)
-        const nx::Shape& shape = operand.shape();
-        Places::Gathered g{std::int32_t(at.slots.size()), {}};
-        const std::size_t pad = m.shape.size() - shape.size();
-        std::int64_t stride = 1;
-        g.strides.resize(m.shape.size(), 0);
-        for (std::size_t d = shape.size(); d-- > 0; stride *= shape[d])
-          if (shape[d] != 1) g.strides[pad + d] = stride;
-        at.gathered.push_back(std::move(g));
-        break;
-      }
-      case Source::rows: {
-        char* row = in_order(f.tensors[std::size_t(slot.reg)]);
-        if (m.row <= block) {
+      case Source::element: base = nx::ops::base_address(*f.tensors[std::size_t(slot.reg)].impl()); break;
+      case Source::scalar: base = reinterpret_cast<char*>(f.scalars[std::size_t(slot.reg)].bytes); break;
+      case Source::rows:
+        base = in_order(f.tensors[std::size_t(slot.reg)]);
+        if (place.kind == Place::Kind::repeated) {  // (the row copied over a block)
           const std::size_t row_bytes = std::size_t(m.row) * place.size;
-          for (std::int64_t k = 0; k < block / m.row; ++k) std::memcpy(repeated + std::size_t(k) * row_bytes, row, row_bytes);
-          place.kind = Kind::repeated;
-          place.base = repeated;
-          repeated += block_bytes(place.size);
-        } else {
-          place.kind = Kind::row;
-          place.base = row;
+          for (std::int64_t r = 0; r < block / m.row; ++r)
+            std::memcpy(repeated + place.offset + std::size_t(r) * row_bytes, base, row_bytes);
+          base = repeated + place.offset;
         }
         break;
-      }
       case Source::computed:
         if (slot.reg >= 0) {
           nx::Tensor& out = f.tensors[std::size_t(slot.reg)];
           out = buffer_for(m, slot, f);  // (a donor's: its place above reads the same buffer)
-          place.base = nx::ops::base_address(*out.impl());
-        } else {
-          place.kind = Kind::temporary;
-          place.offset = buffer_at[std::size_t(slot.buffer)];
+          base = nx::ops::base_address(*out.impl());
         }
         break;
     }
-    at.slots.push_back(place);
+    bases[k] = base;
   }
   if (!m.reductions.empty()) {
     Results results;
@@ -490,17 +414,17 @@ void run_map(const MapKernel& m, Frame& f) {
         results.at[r] = nx::ops::base_address(*out.impl());
       }
     }
-    return run_reducing(m, at, results);
+    return run_reducing(m, bases, results);
   }
   // (chunks of whole rows when the kernel is in rows)
   const std::int64_t grain = m.row == 0 ? nx::ops::chunk_elements
                                         : std::max<std::int64_t>(1, nx::ops::chunk_elements / m.row) * m.row;
-  if (m.size < nx::ops::parallel_grain) return Blocks(m, at).run(0, m.size);
+  if (m.size < nx::ops::parallel_grain) return Blocks(m, bases).run(0, m.size);
   const std::int64_t chunks = (m.size + grain - 1) / grain;
   tbb::parallel_for(
       tbb::blocked_range<std::int64_t>(0, chunks, 1),
       [&](const tbb::blocked_range<std::int64_t>& r) {
-        Blocks(m, at).run(r.begin() * grain, std::min(m.size, r.end() * grain));
+        Blocks(m, bases).run(r.begin() * grain, std::min(m.size, r.end() * grain));
       },
       tbb::simple_partitioner());
 }

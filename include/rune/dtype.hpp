@@ -37,7 +37,6 @@ inline constexpr DType complex128 = DType::complex128;
 std::string_view name(DType dtype);
 // The dtype whose name() is `text`; throws std::invalid_argument otherwise.
 DType dtype_from_name(std::string_view text);
-std::size_t size_of(DType dtype);
 
 inline constexpr bool is_floating(DType d) {
   return d == float16 || d == bfloat16 || d == float32 || d == float64;
@@ -81,6 +80,11 @@ template <class F> decltype(auto) visit_dtype(DType d, F&& f) {
 #undef NX_VISIT_CASE
   }
   __builtin_unreachable();
+}
+
+// The bytes of one element (bool: 1).
+inline std::size_t size_of(DType dtype) {
+  return visit_dtype(dtype, [](auto d) { return sizeof(element_t<decltype(d)::value>); });
 }
 
 // A shape, an index into a tensor, a list of axes: small vectors of int64_t.

@@ -44,15 +44,13 @@ template <class F> class Compiled {
   auto operator()(const Args&... args) const {
     using R = std::decay_t<std::invoke_result_t<const F&, const Args&...>>;
     if constexpr ((std::is_same_v<Args, nx::Tensor> && ...)) {
-      if (auto exe = latest_for(args...)) {
-        std::vector<nx::Tensor> out;
+      if (const detail::Executable* exe = latest_for(args...)) {
         if constexpr (sizeof...(Args) == 1) {
-          out = detail::execute(*exe->code, std::span<const nx::Tensor>(&args..., 1), {});
+          return result<R>(*exe, detail::execute(*exe->code, std::span<const nx::Tensor>(&args..., 1), {}));
         } else {
           const nx::Tensor in[] = {args...};
-          out = detail::execute(*exe->code, in, {});
+          return result<R>(*exe, detail::execute(*exe->code, in, {}));
         }
-        return rebuild(*std::static_pointer_cast<const R>(exe->result_like), std::span<const nx::Tensor>(out));
       }
     }
     std::vector<nx::Tensor> in;
@@ -61,8 +59,7 @@ template <class F> class Compiled {
     std::shared_ptr<const detail::Executable> exe = executable<R>(&captures, args...);
     if constexpr ((std::is_same_v<Args, nx::Tensor> && ...))
       if (captures.empty()) remember(exe, args...);
-    std::vector<nx::Tensor> out = detail::execute(*exe->code, in, captures);
-    return rebuild(*std::static_pointer_cast<const R>(exe->result_like), std::span<const nx::Tensor>(out));
+    return result<R>(*exe, detail::execute(*exe->code, in, captures));
   }
 
   template <class... Args> auto operator()(const Args&...) const {
@@ -89,7 +86,7 @@ template <class F> class Compiled {
                                   "trace's, not one that can be kept");
     std::vector<std::string> params, results;
     for_each_leaf(std::forward_as_tuple(args...), [&](const std::string& path, const nx::Tensor&) { params.push_back(path); });
-    for_each_leaf(*std::static_pointer_cast<const R>(exe->result_like),
+    for_each_leaf(*static_cast<const R*>(exe->result_like.get()),
                   [&](const std::string& path, const nx::Tensor&) { results.push_back(path); });
     return detail::named_program(*exe, std::move(params), std::move(results));
   }
@@ -126,15 +123,29 @@ template <class F> class Compiled {
   static TreeKey::Leaf type_of(const nx::Tensor& t) {
     return {t.dtype(), t.shape(), t.placement(), tree_detail::strided(t)};
   }
+  // type_of(t) == type, without building t's.
+  static bool has_type(const nx::Tensor& t, const TreeKey::Leaf& type) {
+    const nx::detail::TensorImpl& impl = *t.impl();
+    return impl.dtype == type.dtype && impl.shape == type.shape && impl.placement == type.placement &&
+           tree_detail::strided(t) == type.strided;
+  }
 
-  template <class... Args> std::shared_ptr<const detail::Executable> latest_for(const Args&... args) const {
+  // The latest call's executable when args have its arguments' types (kept
+  // as long as the cache: see State::latests).
+  template <class... Args> const detail::Executable* latest_for(const Args&... args) const {
     const typename State::Latest* latest = state_->latest_call.load(std::memory_order_acquire);
     if (!latest || !(args.defined() && ...)) return nullptr;
     std::size_t k = 0;
-    const bool same = ((type_of(args) == latest->types[k++]) && ...);
+    const bool same = (has_type(args, latest->types[k++]) && ...);
     if (!same) return nullptr;
     found_program();
-    return latest->exe;
+    return latest->exe.get();
+  }
+
+  // The call's result, of the executable's structure, from its leaves.
+  template <class R> static R result(const detail::Executable& exe, detail::Values&& leaves) {
+    if constexpr (std::is_same_v<R, nx::Tensor>) return std::move(leaves[0]);
+    else return rebuild(*static_cast<const R*>(exe.result_like.get()), std::span<const nx::Tensor>(leaves.data(), leaves.size()));
   }
 
   template <class... Args> void remember(std::shared_ptr<const detail::Executable> exe, const Args&... args) const {

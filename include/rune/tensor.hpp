@@ -31,6 +31,12 @@ template <class T> void add_ref(const T* p) { p->refs.fetch_add(1, std::memory_o
 template <class T> void release(const T* p) {
   if (p->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete p;
 }
+// The first handle of an object just made: its count set without an atomic
+// read-modify-write (no other thread can see it yet).
+template <class T> boost::intrusive_ptr<T> adopt(T* fresh) {
+  fresh->refs.store(1, std::memory_order_relaxed);
+  return boost::intrusive_ptr<T>(fresh, false);
+}
 
 // A 64-byte aligned buffer from the pooled allocator (ops/storage.cpp).
 struct Storage final : RefCounted {

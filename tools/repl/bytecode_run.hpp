@@ -36,7 +36,10 @@ class BytecodeRun {
   // it wrote before it threw keeps what it wrote).
   Executed step();
   // The values of the code's results (once finished).
-  std::vector<nx::Tensor> results() const { return vm::results(*code_, frame_); }
+  std::vector<nx::Tensor> results() const {
+    vm::Values values = vm::results(*code_, frame_);
+    return {values.begin(), values.end()};
+  }
 
  private:
   std::shared_ptr<const vm::Code> code_;

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 #include "rune/program.hpp"
 #include "rune/tensor.hpp"
 #include "rune/tree.hpp"
@@ -29,11 +31,12 @@ struct Executable {
 
 // The compiled form of a traced program: the passes, then the bytecode.
 std::shared_ptr<const vm::Code> compile(std::shared_ptr<const ir::Program> traced);
+// A call's result leaves: a few of them without allocating.
+using Values = boost::container::small_vector<nx::Tensor, 4>;
 // Runs compiled code on the argument leaves: donated storage is taken when
 // the call returns; results share no storage with the arguments or the
 // program's constants.
-std::vector<nx::Tensor> execute(const vm::Code& code, std::span<const nx::Tensor> args,
-                                std::span<const nx::Tensor> captures);
+Values execute(const vm::Code& code, std::span<const nx::Tensor> args, std::span<const nx::Tensor> captures);
 // The executable's program (after the passes) with its values' paths.
 Program named_program(const Executable& exe, std::vector<std::string> params, std::vector<std::string> results);
 // With RUNE_JIT_DEBUG set to a nonzero integer, prints on stderr the first
