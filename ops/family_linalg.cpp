@@ -1,10 +1,21 @@
 // matmul: [..., m, k] x [..., k, n] with equal batch axes (nx::matmul
 // broadcasts them first). float32/float64/complex go to cblas (OpenBLAS);
 // other dtypes to a plain loop in the element's compute type.
+//
+// OpenBLAS runs on the calling thread only: its own workers wait for the
+// next call spinning (sched_yield) on the other cores, and a 2-core machine
+// then runs everything between products at half speed. A large product is
+// cut into pieces of its result instead, run on oneTBB (whose workers
+// sleep), each one cblas call; the pieces are fixed by the shapes, and
+// OpenBLAS never splits a sum along k, so the bits do not depend on the
+// thread count.
 #include <cstdlib>
 #include <utility>
 
 #include <cblas.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/partitioner.h>
 
 #include "ops/concrete.hpp"
 #include "ops/kernels/loops.hpp"
@@ -43,20 +54,55 @@ MatrixLayout blas_layout(std::int64_t rows, std::int64_t cols, std::int64_t rs, 
   return {false, CblasNoTrans, 0};
 }
 
+// c (m x n, rows ldc apart) = a b, by one cblas call on this thread.
 template <class T>
 void gemm(MatrixLayout la, MatrixLayout lb, std::int64_t m, std::int64_t n, std::int64_t k, const T* a,
-          const T* b, T* c) {
+          const T* b, T* c, std::int64_t ldc) {
+  static const bool one_thread = (openblas_set_num_threads(1), true);
+  (void)one_thread;
   if constexpr (std::is_same_v<T, float>)
-    cblas_sgemm(CblasRowMajor, la.trans, lb.trans, m, n, k, 1.f, a, la.ld, b, lb.ld, 0.f, c, n);
+    cblas_sgemm(CblasRowMajor, la.trans, lb.trans, m, n, k, 1.f, a, la.ld, b, lb.ld, 0.f, c, ldc);
   else if constexpr (std::is_same_v<T, double>)
-    cblas_dgemm(CblasRowMajor, la.trans, lb.trans, m, n, k, 1., a, la.ld, b, lb.ld, 0., c, n);
+    cblas_dgemm(CblasRowMajor, la.trans, lb.trans, m, n, k, 1., a, la.ld, b, lb.ld, 0., c, ldc);
   else {
     const T one(1), zero(0);
     if constexpr (std::is_same_v<T, std::complex<float>>)
-      cblas_cgemm(CblasRowMajor, la.trans, lb.trans, m, n, k, &one, a, la.ld, b, lb.ld, &zero, c, n);
+      cblas_cgemm(CblasRowMajor, la.trans, lb.trans, m, n, k, &one, a, la.ld, b, lb.ld, &zero, c, ldc);
     else
-      cblas_zgemm(CblasRowMajor, la.trans, lb.trans, m, n, k, &one, a, la.ld, b, lb.ld, &zero, c, n);
+      cblas_zgemm(CblasRowMajor, la.trans, lb.trans, m, n, k, &one, a, la.ld, b, lb.ld, &zero, c, ldc);
   }
+}
+
+// A product of at least twice this many multiply-adds is cut in two, and
+// so on, into at most max_pieces pieces.
+constexpr double piece_product = 1 << 23;
+constexpr std::int64_t max_pieces = 16;
+
+// c = a b (c in C order), in pieces on oneTBB when it is large: blocks of
+// columns when it has fewer rows than columns (each piece then packs all
+// of a, the smaller operand, and its own columns of b), else blocks of rows.
+template <class T>
+void gemm_in_pieces(MatrixLayout la, MatrixLayout lb, std::int64_t m, std::int64_t n, std::int64_t k, const T* a,
+                    const T* b, T* c) {
+  const bool by_columns = m < n;
+  const std::int64_t extent = by_columns ? n : m;
+  std::int64_t pieces = 1;
+  while (pieces < max_pieces && 2 * pieces <= extent && double(m) * double(n) * double(k) >= 2 * pieces * piece_product)
+    pieces *= 2;
+  if (pieces == 1) return gemm<T>(la, lb, m, n, k, a, b, c, n);
+  auto piece = [&](std::int64_t p) {
+    const std::int64_t lo = extent * p / pieces, hi = extent * (p + 1) / pieces;
+    if (by_columns)  // (columns lo.. of b: along its rows' stride when read transposed)
+      gemm<T>(la, lb, m, hi - lo, k, a, b + lo * (lb.trans == CblasNoTrans ? 1 : lb.ld), c + lo, n);
+    else
+      gemm<T>(la, lb, hi - lo, n, k, a + lo * (la.trans == CblasNoTrans ? la.ld : 1), b, c + lo * n, n);
+  };
+  tbb::parallel_for(
+      tbb::blocked_range<std::int64_t>(0, pieces, 1),
+      [&](const tbb::blocked_range<std::int64_t>& r) {
+        for (std::int64_t p = r.begin(); p < r.end(); ++p) piece(p);
+      },
+      tbb::simple_partitioner());
 }
 
 template <class T>
@@ -97,7 +143,7 @@ template <class T> void batched(const Tensor& A, const Tensor& B, const Tensor& 
     if (k == 0) {
       std::fill(out, out + m * n, T(0));
     } else if constexpr (blas) {
-      gemm<T>(la, lb, m, n, k, pa + oa, pb + ob, out);
+      gemm_in_pieces<T>(la, lb, m, n, k, pa + oa, pb + ob, out);
     } else {
       plain_matmul<T>(m, n, k, pa + oa, a.strides[nd - 2], a.strides[nd - 1], pb + ob, b.strides[nd - 2],
                       b.strides[nd - 1], out);

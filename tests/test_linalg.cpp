@@ -1,6 +1,10 @@
 // matmul and dot with NumPy's rules, through cblas and the plain loop.
 #include <cmath>
 #include <complex>
+#include <utility>
+#include <vector>
+
+#include <tbb/global_control.h>
 
 #include "helpers.hpp"
 #include <rune/rune.hpp>
@@ -47,6 +51,30 @@ TEST_CASE("matmul gives a view's bits and a copy's alike, whatever the kernel Op
   const Tensor plain = nx::matmul(nx::transpose(m, {0, 2, 1}), v);
   const Tensor through_view = nx::matmul(nx::transpose(strided, {0, 2, 1}), v);
   CHECK(values(plain) == values(through_view));
+}
+
+TEST_CASE("a large matmul runs in pieces of its result: each element its row times its column, on any thread count") {
+  // Small integers: every sum is exact, so the product must equal a plain loop's.
+  auto integers = [](std::int64_t rows, std::int64_t cols, double seed) {
+    return nx::floor(nx::abs(nx::sin(nx::reshape(nx::arange(nx::float64, 0, double(rows * cols)), {rows, cols}) * seed)) * 4.);
+  };
+  auto plain = [](const Tensor& a, const Tensor& b) {
+    const std::int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
+    const std::vector<double> x = nx::to_vector<double>(a), y = nx::to_vector<double>(b);
+    std::vector<double> c(std::size_t(m * n), 0.);
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t l = 0; l < k; ++l)
+        for (std::int64_t j = 0; j < n; ++j) c[std::size_t(i * n + j)] += x[std::size_t(i * k + l)] * y[std::size_t(l * n + j)];
+    return c;
+  };
+  const Tensor wide_a = integers(64, 512, 0.37), wide_b = nx::transpose(integers(1024, 512, 0.11));  // by columns
+  const Tensor tall_a = nx::transpose(integers(256, 1024, 0.23)), tall_b = integers(256, 128, 0.71);  // by rows
+  for (const auto& [a, b] : {std::pair{wide_a, wide_b}, std::pair{tall_a, tall_b}}) {
+    const Tensor c = nx::matmul(a, b);
+    CHECK(values(c) == plain(a, b));
+    tbb::global_control one(tbb::global_control::max_allowed_parallelism, 1);
+    CHECK(values(nx::matmul(a, b)) == values(c));
+  }
 }
 
 TEST_CASE("matmul of every numeric dtype") {
