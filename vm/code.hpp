@@ -167,6 +167,9 @@ struct MapKernel {
   std::vector<Place> places;
   std::vector<std::int32_t> spread, gathered;
   std::size_t block_bytes = 0, rows_bytes = 0;
+  // One block of slots in memory or temporaries, and no reductions: its
+  // steps run on its slots' base addresses.
+  bool single_block = false;
   // The operands in memory, read or written in order (tensors, views,
   // written results), and the cache lines of a whole block of the widest
   // of them asked of the caches before each step, [first, last).

@@ -108,6 +108,8 @@ void plan_places(MapKernel& m) {
     }
     m.places.push_back(place);
   }
+  m.single_block = m.size <= MapKernel::block && m.reductions.empty() && m.row == 0 && m.spread.empty() &&
+                   m.gathered.empty() && m.rows_bytes == 0;
 }
 
 // A kernel writing more than streaming_threshold() bytes writes the results

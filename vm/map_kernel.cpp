@@ -46,6 +46,26 @@ unsigned char* scratch(std::vector<unsigned char>& buffer, std::size_t bytes) {
   return buffer.data() + (align - reinterpret_cast<std::uintptr_t>(buffer.data()) % align) % align;
 }
 
+// The thread's block buffers: `bytes` of them.
+unsigned char* block_buffers(std::size_t bytes) {
+  thread_local std::vector<unsigned char> buffer;
+  return bytes > 0 ? scratch(buffer, bytes) : nullptr;
+}
+
+// Step s on n elements whose slots are at `at`, their strides in `places`.
+inline void run_step(const MapKernel::Step& s, const Place* places, char* const* at, std::int64_t n) {
+  switch (s.family) {
+    case nx::ops::Family::binary:
+      s.row.binary(n, at[s.in[0]], places[s.in[0]].stride, at[s.in[1]], places[s.in[1]].stride, at[s.out]);
+      break;
+    case nx::ops::Family::select:
+      s.row.select(n, at[s.in[0]], places[s.in[0]].stride, at[s.in[1]], places[s.in[1]].stride, at[s.in[2]],
+                   places[s.in[2]].stride, at[s.out]);
+      break;
+    default: s.row.unary(n, at[s.in[0]], places[s.in[0]].stride, at[s.out]); break;
+  }
+}
+
 // The kernel's rows operands repeated over a block of whole rows, in the
 // calling thread's buffer (read by every block, on every thread, while the
 // kernel runs).
@@ -148,10 +168,8 @@ void gather(const char* base, std::size_t size, const nx::Shape& shape, std::spa
 // A kernel in rows (m.row) computes blocks of whole rows, or parts of one.
 class Blocks {
  public:
-  Blocks(const MapKernel& m, const Bases& bases) : m_(m), places_(m.places.data()), bases_(bases.data()) {
-    thread_local std::vector<unsigned char> buffer;
-    temps_ = m.block_bytes > 0 ? scratch(buffer, m.block_bytes) : nullptr;
-  }
+  Blocks(const MapKernel& m, const Bases& bases)
+      : m_(m), places_(m.places.data()), bases_(bases.data()), temps_(block_buffers(m.block_bytes)) {}
 
   // Where slot k's elements of the block from `begin` are.
   char* ptr(std::int32_t k, std::int64_t begin) const {
@@ -182,23 +200,14 @@ class Blocks {
       gather(bases_[std::size_t(k)], p.size, m_.shape, {strides.data(), strides.size()}, begin, n,
              reinterpret_cast<char*>(temps_ + p.offset));
     }
-    auto stride = [&](std::int32_t k) { return places_[k].stride; };
+    const std::size_t slots = m_.slots.size();
+    Bases at(slots, boost::container::default_init);
+    for (std::size_t k = 0; k < slots; ++k) at[k] = ptr(std::int32_t(k), begin);
     const MapKernel::Step* const steps = m_.steps.data();
     const std::size_t count = m_.steps.size();
     for (std::size_t i = 0; i < count; ++i) {
       if (next_n > 0) prefetch(next, next_n, i);
-      const MapKernel::Step& s = steps[i];
-      switch (s.family) {
-        case nx::ops::Family::binary:
-          s.row.binary(n, ptr(s.in[0], begin), stride(s.in[0]), ptr(s.in[1], begin), stride(s.in[1]),
-                       ptr(s.out, begin));
-          break;
-        case nx::ops::Family::select:
-          s.row.select(n, ptr(s.in[0], begin), stride(s.in[0]), ptr(s.in[1], begin), stride(s.in[1]),
-                       ptr(s.in[2], begin), stride(s.in[2]), ptr(s.out, begin));
-          break;
-        default: s.row.unary(n, ptr(s.in[0], begin), stride(s.in[0]), ptr(s.out, begin)); break;
-      }
+      run_step(steps[i], places_, at.data(), n);
     }
   }
 
@@ -419,6 +428,13 @@ void run_map(const MapKernel& m, Frame& f) {
   // (chunks of whole rows when the kernel is in rows)
   const std::int64_t grain = m.row == 0 ? nx::ops::chunk_elements
                                         : std::max<std::int64_t>(1, nx::ops::chunk_elements / m.row) * m.row;
+  if (m.single_block) {  // (its slots' addresses are the block's: the temporaries' in the block buffers)
+    unsigned char* const temps = block_buffers(m.block_bytes);
+    for (std::size_t k = 0; k < slots; ++k)
+      if (m.places[k].kind == Place::Kind::temporary) bases[k] = reinterpret_cast<char*>(temps + m.places[k].offset);
+    for (const MapKernel::Step& s : m.steps) run_step(s, m.places.data(), bases.data(), m.size);
+    return;
+  }
   if (m.size < nx::ops::parallel_grain) return Blocks(m, bases).run(0, m.size);
   const std::int64_t chunks = (m.size + grain - 1) / grain;
   tbb::parallel_for(
