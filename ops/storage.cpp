@@ -93,21 +93,22 @@ void pool_release(void* p, std::size_t granted) {
 // a free list per thread and per type.
 template <class T> struct ObjectCache {
   static constexpr std::size_t capacity = 4096;
+  static constexpr std::align_val_t align{alignof(T)};
   std::vector<void*> free;
   ObjectCache() { free.reserve(capacity); }  // so giving back never allocates
   ~ObjectCache() {
     caches_gone = true;
-    for (void* p : free) ::operator delete(p);
+    for (void* p : free) ::operator delete(p, align);
   }
   void* take() {
-    if (caches_gone || free.empty()) return ::operator new(sizeof(T));
+    if (caches_gone || free.empty()) return ::operator new(sizeof(T), align);
     void* p = free.back();
     free.pop_back();
     return p;
   }
   void give(void* p) {
     if (!caches_gone && free.size() < capacity) free.push_back(p);
-    else ::operator delete(p);
+    else ::operator delete(p, align);
   }
 };
 thread_local ObjectCache<TensorImpl> handles;
@@ -117,12 +118,18 @@ thread_local ObjectCache<Storage> headers;
 
 boost::intrusive_ptr<Storage> Storage::allocate(std::size_t bytes) {
   boost::intrusive_ptr<Storage> s = adopt(new Storage);
-  s->data = pool_allocate(bytes == 0 ? 1 : bytes, &s->bytes);
+  if (bytes <= inline_bytes) {
+    s->data = s->inline_data;
+    s->bytes = inline_bytes;
+  } else {
+    s->data = pool_allocate(bytes, &s->bytes);
+  }
   return s;
 }
 
 Storage::~Storage() {
-  if (!borrowed && data) pool_release(data, bytes);  // (no data: taken by a compiled call, nx::ops::take_buffer)
+  // (no data: taken by a compiled call, nx::ops::take_buffer)
+  if (!borrowed && data && !holds_inline()) pool_release(data, bytes);
 }
 
 Tracer::~Tracer() = default;

@@ -66,8 +66,14 @@ Tensor make_tensor(DType dtype, const Shape& shape) {
 
 Tensor take_buffer(const Tensor& donated) {
   detail::Storage& given = *donated.impl()->storage;
-  boost::intrusive_ptr<detail::Storage> taken(new detail::Storage);
-  taken->data = std::exchange(given.data, nullptr);
+  boost::intrusive_ptr<detail::Storage> taken = detail::adopt(new detail::Storage);
+  if (given.holds_inline()) {  // (the elements move with the buffer)
+    std::memcpy(taken->inline_data, given.inline_data, detail::Storage::inline_bytes);
+    taken->data = taken->inline_data;
+    given.data = nullptr;
+  } else {
+    taken->data = std::exchange(given.data, nullptr);
+  }
   taken->bytes = std::exchange(given.bytes, 0);
   given.donated.store(true);
   boost::intrusive_ptr<detail::TensorImpl> t(new detail::TensorImpl);

@@ -38,8 +38,11 @@ template <class T> boost::intrusive_ptr<T> adopt(T* fresh) {
   return boost::intrusive_ptr<T>(fresh, false);
 }
 
-// A 64-byte aligned buffer from the pooled allocator (ops/storage.cpp).
-struct Storage final : RefCounted {
+// A 64-byte aligned buffer from the pooled allocator (ops/storage.cpp), or
+// one of at most inline_bytes inside the storage itself (a small value then
+// costs one allocation less).
+struct alignas(64) Storage final : RefCounted {
+  static constexpr std::size_t inline_bytes = 64;
   void* data = nullptr;
   std::size_t bytes = 0;
   // Set when the buffer was given up to a compiled call (nx::donate):
@@ -50,7 +53,9 @@ struct Storage final : RefCounted {
   // into it).
   bool borrowed = false;
   bool writable = true;
+  alignas(64) unsigned char inline_data[inline_bytes];
 
+  bool holds_inline() const { return data == inline_data; }
   static boost::intrusive_ptr<Storage> allocate(std::size_t bytes);
   ~Storage();
   static void* operator new(std::size_t bytes);
