@@ -108,9 +108,13 @@ struct MapKernel {
     // computed, a temporary: the block buffer holding it (shared by
     // temporaries whose lives do not overlap)
     std::int32_t buffer = -1;
-    // broadcast: its strides along the kernel's axes (in elements of its
-    // C-order elements; 0 along an axis it is broadcast along)
-    boost::container::small_vector<std::int64_t, 6> strides{};
+  };
+  // A broadcast slot, gathered per block, with its strides along the
+  // kernel's axes (in elements of its C-order elements; 0 along an axis it
+  // is broadcast along).
+  struct Gathered {
+    std::int32_t slot;
+    boost::container::small_vector<std::int64_t, 6> strides;
   };
   // Where a slot's elements of a block are, planned with the kernel's
   // memory (vm/kernel_memory.cpp) but for the base address, which each run
@@ -160,12 +164,14 @@ struct MapKernel {
   std::vector<Step> steps;
   std::vector<Reduction> reductions;  // at most max_reductions
   std::vector<std::size_t> buffers;   // the element size of each temporaries' block buffer
-  // Each slot's place; the slots spread over each block first (columns)
-  // and gathered for each block first; the bytes of a thread's block
-  // buffers, and of the rows operands repeated over a block (read by every
-  // thread: in the calling thread's rows buffer).
+  // The broadcast slots (compile.cpp).
+  std::vector<Gathered> gathered;
+  // Each slot's place; the slots spread over each block first (columns);
+  // the bytes of a thread's block buffers, and of the rows operands
+  // repeated over a block (read by every thread: in the calling thread's
+  // rows buffer).
   std::vector<Place> places;
-  std::vector<std::int32_t> spread, gathered;
+  std::vector<std::int32_t> spread;
   std::size_t block_bytes = 0, rows_bytes = 0;
   // One block of slots in memory or temporaries, and no reductions: its
   // steps run on its slots' base addresses.

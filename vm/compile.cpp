@@ -427,7 +427,8 @@ class Compiler {
                    : repeat == 0 || repeat != group_row ? MapKernel::Source::broadcast
                    : row_of_operand(shape, m.shape)   ? MapKernel::Source::rows
                                                       : MapKernel::Source::columns;
-        if (s.source == MapKernel::Source::broadcast) s.strides = broadcast_strides(shape, m.shape);
+        if (s.source == MapKernel::Source::broadcast)
+          m.gathered.push_back({std::int32_t(m.slots.size()), broadcast_strides(shape, m.shape)});
       }
       m.slots.push_back(s);
       return slot_of[v] = std::int32_t(m.slots.size() - 1);

@@ -85,10 +85,7 @@ void plan_places(MapKernel& m) {
           m.spread.push_back(k);
         }
         break;
-      case Source::broadcast:
-        in_block_buffers(Kind::gathered);
-        m.gathered.push_back(k);
-        break;
+      case Source::broadcast: in_block_buffers(Kind::gathered); break;
       case Source::rows:
         if (rows_in_a_block) {
           place.kind = Kind::repeated;

@@ -194,10 +194,9 @@ class Blocks {
         spread(bases_[std::size_t(k)] + (begin / m_.row + r) * std::int64_t(p.size), p.size, m_.row,
                out + std::size_t(r * m_.row) * p.size);
     }
-    for (std::int32_t k : m_.gathered) {
-      const Place& p = m_.places[std::size_t(k)];
-      const auto& strides = m_.slots[std::size_t(k)].strides;
-      gather(bases_[std::size_t(k)], p.size, m_.shape, {strides.data(), strides.size()}, begin, n,
+    for (const MapKernel::Gathered& g : m_.gathered) {
+      const Place& p = m_.places[std::size_t(g.slot)];
+      gather(bases_[std::size_t(g.slot)], p.size, m_.shape, {g.strides.data(), g.strides.size()}, begin, n,
              reinterpret_cast<char*>(temps_ + p.offset));
     }
     const std::size_t slots = m_.slots.size();
@@ -429,7 +428,8 @@ void run_map(const MapKernel& m, Frame& f) {
   const std::int64_t grain = m.row == 0 ? nx::ops::chunk_elements
                                         : std::max<std::int64_t>(1, nx::ops::chunk_elements / m.row) * m.row;
   if (m.single_block) {  // (its slots' addresses are the block's: the temporaries' in the block buffers)
-    unsigned char* const temps = block_buffers(m.block_bytes);
+    alignas(align) unsigned char on_stack[8192];  // (a few temporaries' blocks need no thread buffer)
+    unsigned char* const temps = m.block_bytes <= sizeof on_stack ? on_stack : block_buffers(m.block_bytes);
     for (std::size_t k = 0; k < slots; ++k)
       if (m.places[k].kind == Place::Kind::temporary) bases[k] = reinterpret_cast<char*>(temps + m.places[k].offset);
     for (const MapKernel::Step& s : m.steps) run_step(s, m.places.data(), bases.data(), m.size);
