@@ -20,29 +20,13 @@ std::shared_ptr<const vm::Code> compile(std::shared_ptr<const ir::Program> trace
   return vm::compile(std::make_shared<ir::Program>(ir::simplify(*traced)));
 }
 
-namespace {
-// The storage a result may not share: the arguments' (a result must outlive
-// a donated argument, and donating a result must leave the arguments
-// readable) and the program's constants' (donating a result must leave the
-// program whole).
-bool shares_input(const nx::detail::Storage* storage, const vm::Code& code, std::span<const nx::Tensor> args) {
-  for (const nx::Tensor& t : args)
-    if (t.impl()->storage.get() == storage) return true;
-  for (const nx::Tensor& t : code.constant_values)
-    if (t.impl()->storage.get() == storage) return true;
-  return false;
-}
-}  // namespace
-
 Values execute(const vm::Code& code, std::span<const nx::Tensor> args, std::span<const nx::Tensor> captures) {
   auto with_captures = [&] {
     std::vector<nx::Tensor> in(args.begin(), args.end());
     in.insert(in.end(), captures.begin(), captures.end());
-    return vm::execute(code, in, "rune::jit");
+    return vm::execute_apart(code, in, "rune::jit");
   };
-  Values out = captures.empty() ? vm::execute(code, args, "rune::jit") : with_captures();
-  for (nx::Tensor& t : out)
-    if (t.impl()->storage && shares_input(t.impl()->storage.get(), code, args)) t = nx::ops::copy(t);
+  Values out = captures.empty() ? vm::execute_apart(code, args, "rune::jit") : with_captures();
   for (const nx::Tensor& t : args)
     if (t.impl()->donated_to_call && t.impl()->storage) t.impl()->storage->donated.store(true);
   return out;

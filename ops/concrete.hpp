@@ -10,7 +10,15 @@ namespace nx::ops {
 using detail::Strides;
 
 Strides contiguous_strides(const Shape& shape);
-bool is_contiguous(const detail::TensorImpl& t);
+// (inline: every compiled call asks it of its operands)
+inline bool is_contiguous(const detail::TensorImpl& t) {
+  std::int64_t step = 1;
+  for (std::size_t i = t.shape.size(); i-- > 0;) {
+    if (t.shape[i] != 1 && t.strides[i] != step) return false;
+    step *= t.shape[i];
+  }
+  return true;
+}
 
 // A fresh C-order tensor with uninitialized elements.
 Tensor make_tensor(DType dtype, const Shape& shape);

@@ -38,15 +38,6 @@ Strides contiguous_strides(const Shape& shape) {
   return s;
 }
 
-bool is_contiguous(const detail::TensorImpl& t) {
-  std::int64_t step = 1;
-  for (std::size_t i = t.shape.size(); i-- > 0;) {
-    if (t.shape[i] != 1 && t.strides[i] != step) return false;
-    step *= t.shape[i];
-  }
-  return true;
-}
-
 Tensor make_tensor(DType dtype, const Shape& shape) {
   boost::intrusive_ptr<detail::TensorImpl> t = detail::adopt(new detail::TensorImpl);
   t->dtype = dtype;

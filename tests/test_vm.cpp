@@ -793,6 +793,43 @@ TEST_CASE("a run of compiled code, and a compiled call, allocate nothing in thei
   CHECK(test::allocations.load() - then == 0);  // a compiled call too (its fast path)
 }
 
+TEST_CASE("a code knows whether its results may share an argument's storage, and whether it may check") {
+  const Tensor x = nx::linspace(nx::float64, -1., 1., 4);
+  auto storage = [](const Tensor& t) { return t.impl()->storage.get(); };
+  // Results computed into planned buffers never share storage: a compiled
+  // call returns them as they are; a scalar result is boxed in a new tensor.
+  CHECK(compiled(chain, x)->results_apart);
+  CHECK(compiled([](const Tensor& v) { return nx::sum(v * v); }, x)->results_apart);
+  CHECK(compiled([](const Tensor& v) { return v * 2.; }, nx::scalar(nx::float64, 1.))->results_apart);
+  // An argument returned as it is, a view of it, or a constant may: a
+  // compiled call copies them.
+  const Tensor c = nx::ones(nx::float64, {4});
+  auto same = [](const Tensor& v) { return v; };
+  auto viewed = [](const Tensor& v) { return nx::reshape(v, {2, 2}); };
+  auto constant = [&](const Tensor&) { return c; };
+  CHECK_FALSE(compiled(same, x)->results_apart);
+  CHECK_FALSE(compiled(viewed, x)->results_apart);
+  CHECK_FALSE(compiled(constant, x)->results_apart);
+  CHECK(storage(rune::jit(same)(x)) != storage(x));
+  CHECK(storage(rune::jit(viewed)(x)) != storage(x));
+  CHECK(storage(rune::jit(constant)(x)) != storage(c));
+  CHECK(test::text(rune::jit(viewed)(x)) == test::text(nx::reshape(x, {2, 2})));
+  // Only a code that may reach a check runs in a check scope.
+  CHECK_FALSE(compiled(chain, x)->may_check);
+  auto checked = [](const Tensor& v) {
+    nx::check(nx::greater(v, -2.), v, [](const nx::Index&, const Tensor&) {
+      return std::make_exception_ptr(std::runtime_error("low"));
+    });
+    return v + 1.;
+  };
+  CHECK(compiled(checked, x)->may_check);
+  auto scanned = [&](const Tensor& xs) {
+    return rune::scan([&](const Tensor& carry, const Tensor& row) { return std::pair{checked(carry + row), row}; },
+                      nx::scalar(nx::float64, 0.), xs).first;
+  };
+  CHECK(compiled(scanned, x)->may_check);
+}
+
 namespace {
 
 // Values of a dtype with its edges: signs, zeros, large and non-finite

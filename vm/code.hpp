@@ -173,9 +173,11 @@ struct MapKernel {
   std::vector<Place> places;
   std::vector<std::int32_t> spread;
   std::size_t block_bytes = 0, rows_bytes = 0;
-  // One block of slots in memory or temporaries, and no reductions: its
-  // steps run on its slots' base addresses (vm/map_kernel.cpp; through
-  // Blocks it costs a W6 call ~9% more: the block's addresses found again).
+  // One block of at most one_block_slots slots in memory or temporaries,
+  // and no reductions: its steps run on its slots' base addresses
+  // (vm/map_kernel.cpp; through Blocks it costs a W6 call ~9% more: the
+  // block's addresses found again).
+  static constexpr std::size_t one_block_slots = 32;
   bool single_block = false;
   // The operands in memory, read or written in order (tensors, views,
   // written results), and the cache lines of a whole block of the widest
@@ -220,8 +222,16 @@ struct Code {
   std::vector<Location> constants;     // the registers holding constants
   std::vector<nx::Tensor> constant_values;  // every constant of the program
   std::vector<Location> params, results;
-  std::vector<bool> moved_out;  // per result: its register's last use as a result (moved out of a finished frame)
+  // Per result: its register's last use as a result (moved out of a
+  // finished frame). (Bytes, not std::vector<bool>: read on every call.)
+  std::vector<std::uint8_t> moved_out;
   bool takes_donated = false;   // kernels may take donated parameters' buffers (a call's own code)
+  // Every result is computed into a buffer the memory plan chose (fresh, a
+  // dead value's held by nothing else, or a donated parameter's taken): on
+  // the VM, no result shares storage with an argument or a constant.
+  bool results_apart = false;
+  // A run may reach a check (compile.cpp): it runs in a CheckScope.
+  bool may_check = true;
   // A loop's step: the tensor registers of its carry results that a run
   // writes (not a parameter's, not a constant's). The loop empties them once
   // the carry has moved to the parameters, so each parameter holds its

@@ -575,11 +575,26 @@ class Compiler {
   Group group_;
 };
 
+// Whether running code may reach a check (nx::check): its own, a
+// sub-code's, or one in a construct run by its eager rule (a callback's
+// function may check too).
+bool may_check(const Code& code) {
+  for (const Instruction& in : code.instructions)
+    if (in.op == Op::check || in.op == Op::construct) return true;
+  for (const ScanOp& scan : code.scans)
+    if (scan.step->may_check) return true;
+  for (const Invoke& invoke : code.invokes)
+    for (const std::shared_ptr<const Code>& sub : invoke.codes)
+      if (sub->may_check) return true;
+  return false;
+}
+
 std::shared_ptr<const Code> compile_code(std::shared_ptr<const ir::Program> program, Parameters params) {
   auto code = std::make_shared<Code>();
   code->program = std::move(program);
   Compiler(*code->program, *code).run();
   plan_memory(*code, params);
+  code->may_check = may_check(*code);
   return code;
 }
 

@@ -28,7 +28,7 @@ bool reference_selected() {
 namespace {
 bool concrete(std::span<const nx::Tensor> args) {
   bool concrete = nx::ops::trace_depth() == 0;
-  for (const nx::Tensor& t : args) concrete = concrete && t.defined() && !t.is_traced();
+  for (const nx::Tensor& t : args) concrete = concrete && t.defined() && !t.impl()->tracer;
   return concrete;
 }
 
@@ -53,15 +53,37 @@ void write_results(std::span<nx::Tensor> values, std::span<const nx::Tensor> buf
   for (nx::Tensor& value : values) value = aside(std::move(value), buffers);
   for (std::size_t k = 0; k < values.size(); ++k) nx::ops::copy_elements(*values[k].impl(), *buffers[k].impl());
 }
+
+Values evaluate(const Code& code, std::span<const nx::Tensor> args) {
+  std::vector<nx::Tensor> values = ir::evaluate(*code.program, args);
+  return Values(std::make_move_iterator(values.begin()), std::make_move_iterator(values.end()));
+}
+
+bool shares_input(const nx::detail::Storage* storage, const Code& code, std::span<const nx::Tensor> args) {
+  for (const nx::Tensor& t : args)
+    if (t.impl()->storage.get() == storage) return true;
+  for (const nx::Tensor& t : code.constant_values)
+    if (t.impl()->storage.get() == storage) return true;
+  return false;
+}
+
+Values apart(Values out, const Code& code, std::span<const nx::Tensor> args) {
+  for (nx::Tensor& t : out)
+    if (t.impl()->storage && shares_input(t.impl()->storage.get(), code, args)) t = nx::ops::copy(t);
+  return out;
+}
 }  // namespace
 
 Values execute(const Code& code, std::span<const nx::Tensor> args, std::string_view api) {
-  if (!concrete(args) || reference_selected()) {
-    std::vector<nx::Tensor> values = ir::evaluate(*code.program, args);
-    return Values(std::make_move_iterator(values.begin()), std::make_move_iterator(values.end()));
-  }
+  if (!concrete(args) || reference_selected()) return evaluate(code, args);
   check_not_donated(args, api);
   return run(code, args);
+}
+
+Values execute_apart(const Code& code, std::span<const nx::Tensor> args, std::string_view api) {
+  if (!concrete(args) || reference_selected()) return apart(evaluate(code, args), code, args);
+  check_not_donated(args, api);
+  return code.results_apart ? run(code, args) : apart(run(code, args), code, args);
 }
 
 void execute_into(const Code& code, std::span<const nx::Tensor> args, std::span<const nx::Tensor> buffers,

@@ -21,6 +21,12 @@ bool reference_selected();
 // throws, naming `api`.
 Values execute(const Code& code, std::span<const nx::Tensor> args, std::string_view api);
 
+// The same, each result in storage of its own: one sharing an argument's
+// storage or a constant's is copied (a result must outlive a donated
+// argument, and donating a result must leave the arguments readable and
+// the program whole). rune::jit's calls.
+Values execute_apart(const Code& code, std::span<const nx::Tensor> args, std::string_view api);
+
 // The same, on concrete arguments only, with the results written into
 // `buffers` (C-order caller memory of the results' types, checked by the
 // caller): nothing is allocated beyond the pooled buffers of the run.

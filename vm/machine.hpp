@@ -16,7 +16,12 @@ namespace rune::vm {
 // own, so several threads may run one code at once.
 struct Frame {
   explicit Frame(const Code& code)
-      : code(&code), scalars(code.scalars.begin(), code.scalars.end()), tensors(code.tensors.begin(), code.tensors.end()) {}
+      : code(&code),
+        scalars(code.scalars.begin(), code.scalars.end()),
+        tensors(code.tensors.size(), boost::container::default_init) {  // (nx::Tensor's default: empty)
+    for (Location at : code.constants)  // (the other tensor registers start empty)
+      if (!at.scalar) tensors[std::size_t(at.index)] = code.tensors[std::size_t(at.index)];
+  }
   const Code* code;
   // (a small code's registers live in the frame itself: no allocation)
   boost::container::small_vector<Scalar, 32> scalars;

@@ -363,51 +363,67 @@ void run_reducing(const MapKernel& m, const Bases& bases, const Results& results
       tbb::simple_partitioner());
 }
 
-}  // namespace
+// C-order copies of a run's strided inputs.
+using Held = boost::container::small_vector<nx::Tensor, 4>;
 
-void run_map(const MapKernel& m, Frame& f) {
+// Slot k's base address in this run: a written result's buffer is found
+// now (vm::buffer_for), a rows operand repeated over a block at `repeated`;
+// a temporary has none (its place is in the block buffers).
+[[gnu::always_inline]] inline char* slot_base(const MapKernel& m, std::size_t k, Frame& f, Held& held,
+                                              char* repeated) {
   using Source = MapKernel::Source;
-  boost::container::small_vector<nx::Tensor, 4> held;  // C-order copies of strided inputs
   auto in_order = [&](const nx::Tensor& t) {
     if (nx::ops::is_contiguous(*t.impl())) return nx::ops::base_address(*t.impl());
     held.push_back(nx::ops::contiguous(t));
     return nx::ops::base_address(*held.back().impl());
   };
+  const MapKernel::Slot& slot = m.slots[k];
+  const MapKernel::Place& place = m.places[k];
+  switch (slot.source) {
+    case Source::tensor:
+    case Source::columns:
+    case Source::broadcast: return in_order(f.tensors[std::size_t(slot.reg)]);
+    case Source::view: return in_order(f.tensors[std::size_t(slot.reg)]) + slot.offset * std::int64_t(place.size);
+    case Source::element: return nx::ops::base_address(*f.tensors[std::size_t(slot.reg)].impl());
+    case Source::scalar: return reinterpret_cast<char*>(f.scalars[std::size_t(slot.reg)].bytes);
+    case Source::rows: {
+      char* base = in_order(f.tensors[std::size_t(slot.reg)]);
+      if (place.kind != Place::Kind::repeated) return base;
+      const std::size_t row_bytes = std::size_t(m.row) * place.size;  // (the row copied over a block)
+      for (std::int64_t r = 0; r < block / m.row; ++r)
+        std::memcpy(repeated + place.offset + std::size_t(r) * row_bytes, base, row_bytes);
+      return repeated + place.offset;
+    }
+    case Source::computed:
+      if (slot.reg < 0) return nullptr;
+      nx::Tensor& out = f.tensors[std::size_t(slot.reg)];
+      out = buffer_for(m, slot, f);  // (a donor's: its place above reads the same buffer)
+      return nx::ops::base_address(*out.impl());
+  }
+  return nullptr;
+}
+
+// A kernel of one block (MapKernel::single_block): its steps run straight on
+// its slots' base addresses, the temporaries' on the stack.
+void run_one_block(const MapKernel& m, Frame& f) {
+  Held held;
+  alignas(align) unsigned char on_stack[8192];  // (a few temporaries' blocks need no thread buffer)
+  unsigned char* const temps = m.block_bytes <= sizeof on_stack ? on_stack : block_buffers(m.block_bytes);
+  const std::size_t slots = m.slots.size();
+  char* at[MapKernel::one_block_slots];
+  for (std::size_t k = 0; k < slots; ++k)
+    at[k] = m.places[k].kind == Place::Kind::temporary ? reinterpret_cast<char*>(temps + m.places[k].offset)
+                                                       : slot_base(m, k, f, held, nullptr);
+  for (const MapKernel::Step& s : m.steps) run_step(s, m.places.data(), at, m.size);
+}
+
+// Any other kernel: its blocks, on oneTBB when it is large.
+void run_blocks(const MapKernel& m, Frame& f) {
+  Held held;
   const std::size_t slots = m.slots.size();
   Bases bases(slots, boost::container::default_init);
   char* const repeated = m.rows_bytes > 0 ? rows_buffer(m.rows_bytes) : nullptr;
-  for (std::size_t k = 0; k < slots; ++k) {
-    const MapKernel::Slot& slot = m.slots[k];
-    const MapKernel::Place& place = m.places[k];
-    char* base = nullptr;
-    switch (slot.source) {
-      case Source::tensor:
-      case Source::columns:
-      case Source::broadcast: base = in_order(f.tensors[std::size_t(slot.reg)]); break;
-      case Source::view:
-        base = in_order(f.tensors[std::size_t(slot.reg)]) + slot.offset * std::int64_t(place.size);
-        break;
-      case Source::element: base = nx::ops::base_address(*f.tensors[std::size_t(slot.reg)].impl()); break;
-      case Source::scalar: base = reinterpret_cast<char*>(f.scalars[std::size_t(slot.reg)].bytes); break;
-      case Source::rows:
-        base = in_order(f.tensors[std::size_t(slot.reg)]);
-        if (place.kind == Place::Kind::repeated) {  // (the row copied over a block)
-          const std::size_t row_bytes = std::size_t(m.row) * place.size;
-          for (std::int64_t r = 0; r < block / m.row; ++r)
-            std::memcpy(repeated + place.offset + std::size_t(r) * row_bytes, base, row_bytes);
-          base = repeated + place.offset;
-        }
-        break;
-      case Source::computed:
-        if (slot.reg >= 0) {
-          nx::Tensor& out = f.tensors[std::size_t(slot.reg)];
-          out = buffer_for(m, slot, f);  // (a donor's: its place above reads the same buffer)
-          base = nx::ops::base_address(*out.impl());
-        }
-        break;
-    }
-    bases[k] = base;
-  }
+  for (std::size_t k = 0; k < slots; ++k) bases[k] = slot_base(m, k, f, held, repeated);
   if (!m.reductions.empty()) {
     Results results;
     for (std::size_t r = 0; r < m.reductions.size(); ++r) {
@@ -424,18 +440,10 @@ void run_map(const MapKernel& m, Frame& f) {
     }
     return run_reducing(m, bases, results);
   }
+  if (m.size < nx::ops::parallel_grain) return Blocks(m, bases).run(0, m.size);
   // (chunks of whole rows when the kernel is in rows)
   const std::int64_t grain = m.row == 0 ? nx::ops::chunk_elements
                                         : std::max<std::int64_t>(1, nx::ops::chunk_elements / m.row) * m.row;
-  if (m.single_block) {  // (its slots' addresses are the block's: the temporaries' in the block buffers)
-    alignas(align) unsigned char on_stack[8192];  // (a few temporaries' blocks need no thread buffer)
-    unsigned char* const temps = m.block_bytes <= sizeof on_stack ? on_stack : block_buffers(m.block_bytes);
-    for (std::size_t k = 0; k < slots; ++k)
-      if (m.places[k].kind == Place::Kind::temporary) bases[k] = reinterpret_cast<char*>(temps + m.places[k].offset);
-    for (const MapKernel::Step& s : m.steps) run_step(s, m.places.data(), bases.data(), m.size);
-    return;
-  }
-  if (m.size < nx::ops::parallel_grain) return Blocks(m, bases).run(0, m.size);
   const std::int64_t chunks = (m.size + grain - 1) / grain;
   tbb::parallel_for(
       tbb::blocked_range<std::int64_t>(0, chunks, 1),
@@ -444,5 +452,9 @@ void run_map(const MapKernel& m, Frame& f) {
       },
       tbb::simple_partitioner());
 }
+
+}  // namespace
+
+void run_map(const MapKernel& m, Frame& f) { return m.single_block ? run_one_block(m, f) : run_blocks(m, f); }
 
 }  // namespace rune::vm

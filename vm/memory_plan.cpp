@@ -239,6 +239,7 @@ void plan_memory(Code& code, Parameters params) {
   for (std::size_t r = 0; r < registers; ++r)
     if (!kept[r] && last_read[r] != never) dying[last_read[r]].push_back(std::int32_t(r));
   Recycler recycler(registers);
+  std::vector<bool> planned(registers, false);  // (written into a buffer this plan chooses)
   for (std::size_t k = 0; k < code.params.size(); ++k) {
     if (code.params[k].scalar) continue;
     const nx::ops::TensorType& type = code.program->types[std::size_t(code.program->params[k])];
@@ -253,6 +254,7 @@ void plan_memory(Code& code, Parameters params) {
       if (nx::ops::rules(in.prim).into) {
         call.recycled = recycler.take(call.type);
         call.result = result_index(code, call.outputs[0]);
+        planned[std::size_t(call.outputs[0])] = true;
       }
       recycler.written(call.outputs[0], call.type);
     } else if (in.op == Op::scan) {
@@ -263,6 +265,8 @@ void plan_memory(Code& code, Parameters params) {
       MapKernel& m = code.maps[std::size_t(in.aux)];
       choose_donors(m, pc, last_read, kept);
       plan_kernel_memory(m);
+      for (const MapKernel::Reduction& r : m.reductions)
+        if (!r.out.scalar) planned[std::size_t(r.out.index)] = true;
       for (MapKernel::Slot& s : m.slots) {
         if (s.source != MapKernel::Source::computed || s.reg < 0) continue;
         const nx::ops::TensorType type{s.dtype, m.shape};
@@ -271,6 +275,7 @@ void plan_memory(Code& code, Parameters params) {
                                            [&](std::int32_t d) { return d >= 0 && recycler.pooled(d); });
         if (!own_donor) s.recycled = recycler.take(type);
         s.result = result_index(code, s.reg);
+        planned[std::size_t(s.reg)] = true;
         recycler.written(s.reg, type);
         donors.insert(donors.end(), s.donors.begin(), s.donors.end());
       }
@@ -281,6 +286,9 @@ void plan_memory(Code& code, Parameters params) {
   for (std::vector<std::int32_t>& regs : dying)
     std::erase_if(regs, [&](std::int32_t r) { return recycler.given(r) || recycler.small(r); });
   insert_releases(code, dying);
+  code.results_apart = std::all_of(code.results.begin(), code.results.end(), [&](Location at) {
+    return at.scalar || planned[std::size_t(at.index)];  // (a scalar result is boxed in a new tensor)
+  });
 }
 bool overlap(const nx::detail::Storage& a, const nx::detail::Storage& b) {
   const char *a_first = static_cast<const char*>(a.data), *b_first = static_cast<const char*>(b.data);
