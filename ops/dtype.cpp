@@ -37,11 +37,4 @@ std::string to_string(const Shape& shape) {
   return s + "]";
 }
 
-std::int64_t numel(const Shape& shape) {
-  std::int64_t n = 1;
-  for (auto d : shape)
-    if (__builtin_mul_overflow(n, d, &n)) return INT64_MAX;  // only for shapes no value may have
-  return n;
-}
-
 }  // namespace nx

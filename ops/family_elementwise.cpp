@@ -15,6 +15,7 @@ namespace {
 Shape broadcast_all(Prim p, std::span<const Tensor> operands) {
   Shape shape = operands[0].shape();
   for (const Tensor& t : operands.subspan(1)) {
+    if (t.shape().empty() || t.shape() == shape) continue;  // (x + 1., x + y: nothing to join)
     auto joined = broadcast_shapes(shape, t.shape());
     if (!joined) {
       std::string shapes;

@@ -102,15 +102,22 @@ Tensor filled(DType dtype, const Shape& shape, double value) {
   return out;
 }
 
-void fill(const Tensor& out, double value) {
-  const DType dtype = out.dtype();
-  const Shape& shape = out.shape();
-  Tensor one = shape.empty() ? out : make_tensor(dtype, {});
-  visit_dtype(dtype, [&](auto d) {
+namespace {
+// The first element of t set to value, converted to t's dtype.
+void set_first(const Tensor& t, double value) {
+  visit_dtype(t.dtype(), [&](auto d) {
     using T = element_t<decltype(d)::value>;
-    *data_of<T>(one) = kernels::convert_value<T>(value);
+    *data_of<T>(t) = kernels::convert_value<T>(value);
   });
-  if (!shape.empty()) copy_elements(*make_view(one, shape, Strides(shape.size(), 0), 0).impl(), *out.impl());
+}
+}  // namespace
+
+void fill(const Tensor& out, double value) {
+  const Shape& shape = out.shape();
+  if (shape.empty()) return set_first(out, value);  // (x + 1.: the hot path)
+  Tensor one = make_tensor(out.dtype(), {});
+  set_first(one, value);
+  copy_elements(*make_view(one, shape, Strides(shape.size(), 0), 0).impl(), *out.impl());
 }
 
 std::string describe(const Tensor& t) {

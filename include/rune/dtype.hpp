@@ -102,7 +102,13 @@ inline constexpr std::size_t max_rank = 64;                          // NumPy 2'
 inline constexpr std::int64_t max_elements = std::int64_t(1) << 48;  // 4 PiB of complex128
 // The product of the lengths (INT64_MAX where it overflows: no value has
 // such a shape, see nx::max_elements).
-std::int64_t numel(const Shape& shape);
+// (inline: every eager operation asks it)
+inline std::int64_t numel(const Shape& shape) {
+  std::int64_t n = 1;
+  for (auto d : shape)
+    if (__builtin_mul_overflow(n, d, &n)) return INT64_MAX;  // only for shapes no value may have
+  return n;
+}
 
 // Where a value's elements live. Only the host exists today.
 class Placement {
