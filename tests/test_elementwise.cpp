@@ -26,6 +26,31 @@ TEST_CASE("binary operators and functions with tensors and doubles on either sid
   CHECK(nx::item(nx::atan2(nx::scalar(nx::float64, 1), nx::scalar(nx::float64, 1))) == Approx(M_PI / 4));
 }
 
+TEST_CASE("+ - * / with a double give the bits, dtype and shape of the double made a tensor") {
+  // (a small C-order float tensor takes a direct path: nx/api_elementwise.cpp)
+  const double doubles[] = {0.1, -3., 1e300, std::numeric_limits<double>::quiet_NaN(), -0.};
+  for (nx::DType dtype : {nx::float64, nx::float32, nx::float16}) {
+    const Tensor flat = nx::cast(nx::linspace(nx::float64, -2., 2., 7), dtype);
+    const Tensor strided = nx::slice(nx::cast(nx::linspace(nx::float64, -2., 2., 14), dtype), {0}, {14}, {2});
+    const Tensor single = nx::cast(nx::scalar(nx::float64, 0.3), dtype);
+    for (const Tensor& t : {flat, strided, single, nx::reshape(flat, {7, 1})})
+      for (double v : doubles) {
+        INFO(nx::to_string(t) << " and " << v);
+        const Tensor d = nx::scalar(dtype, v);
+        CHECK(same_bits(t + v, nx::add(t, d)));
+        CHECK(same_bits(v + t, nx::add(d, t)));
+        CHECK(same_bits(t - v, nx::sub(t, d)));
+        CHECK(same_bits(v - t, nx::sub(d, t)));
+        CHECK(same_bits(t * v, nx::mul(t, d)));
+        CHECK(same_bits(v * t, nx::mul(d, t)));
+        CHECK(same_bits(t / v, nx::div(t, d)));
+        CHECK(same_bits(v / t, nx::div(d, t)));
+      }
+    const Tensor sum = flat + 1.;
+    CHECK(sum.impl()->storage.get() != flat.impl()->storage.get());
+  }
+}
+
 TEST_CASE("broadcasting follows NumPy") {
   Tensor col = f64({2, 1}, {10, 20});
   Tensor row = f64({3}, {1, 2, 3});
