@@ -49,7 +49,7 @@ nx::Tensor aside(nx::Tensor value, std::span<const nx::Tensor> buffers) {
   return value;
 }
 
-void write_results(std::span<nx::Tensor> values, std::span<const nx::Tensor> buffers) {
+void write_results(Values values, std::span<const nx::Tensor> buffers) {
   for (nx::Tensor& value : values) value = aside(std::move(value), buffers);
   for (std::size_t k = 0; k < values.size(); ++k) nx::ops::copy_elements(*values[k].impl(), *buffers[k].impl());
 }
@@ -91,10 +91,7 @@ void execute_into(const Code& code, std::span<const nx::Tensor> args, std::span<
   if (!concrete(args))
     nx::ops::fail(api, "writes results into caller memory: it runs on concrete values, outside a trace");
   check_not_donated(args, api);
-  if (reference_selected()) {
-    std::vector<nx::Tensor> values = ir::evaluate(*code.program, args);
-    return write_results(values, buffers);
-  }
+  if (reference_selected()) return write_results(evaluate(code, args), buffers);
   Frame frame = start(code, args);
   frame.args = args;
   frame.into = buffers;  // (map kernels may compute results there: vm::buffer_for)

@@ -95,11 +95,7 @@ void write(Frame& f, Location at, const nx::Tensor& value) {
 }
 
 [[gnu::always_inline]] inline void put_params(const Code& code, Frame& frame, std::span<const nx::Tensor> args) {
-  for (std::size_t k = 0; k < args.size(); ++k) {
-    const Location at = code.params[k];
-    if (at.scalar) write(frame, at, args[k]);
-    else frame.tensors[std::size_t(at.index)] = args[k];
-  }
+  for (std::size_t k = 0; k < args.size(); ++k) write(frame, code.params[k], args[k]);
 }
 
 [[gnu::always_inline]] inline Values take_results(const Code& code, Frame& frame) {
