@@ -1,4 +1,5 @@
 // Tensor handles: making, viewing and reading concrete values.
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -152,19 +153,67 @@ template <class T> struct CopyRow {
     for (std::int64_t i = 0; i < n; ++i) d[i * step[1]] = s[i * step[0]];
   }
 };
+
+// A copy of a transposed view (its rows' stride 1, its columns' not) into
+// C order goes by square tiles while it is small enough to run on one
+// thread anyway: a row at a time, it reads a cache line per element, and
+// lines a power of two apart crowd into a few cache sets (h^T, [256, 128]
+// float32, in the MLP's backward pass: 34 us by rows, 19 by tiles). Larger
+// copies keep the rows split over oneTBB (tiles on one thread fell behind
+// them here from about 2 million elements). Element (i, j) of a matrix is
+// src[i + j * src_columns], written to dst[i * dst_rows + j]; walk's row
+// functor runs over the matrices.
+constexpr std::int64_t transpose_tile = 8;
+
+template <class T> struct CopyTransposed {
+  const char* src;
+  char* dst;
+  std::int64_t rows, cols, src_columns, dst_rows;
+  void operator()(const std::array<std::int64_t, 2>& off, std::int64_t n,
+                  const std::array<std::int64_t, 2>& step) const {
+    for (std::int64_t m = 0; m < n; ++m)
+      matrix(reinterpret_cast<const T*>(src) + off[0] + m * step[0], reinterpret_cast<T*>(dst) + off[1] + m * step[1]);
+  }
+  void matrix(const T* s, T* d) const {
+    for (std::int64_t i0 = 0; i0 < rows; i0 += transpose_tile)
+      for (std::int64_t j0 = 0; j0 < cols; j0 += transpose_tile) {
+        const std::int64_t i1 = std::min(rows, i0 + transpose_tile), j1 = std::min(cols, j0 + transpose_tile);
+        for (std::int64_t i = i0; i < i1; ++i)
+          for (std::int64_t j = j0; j < j1; ++j) d[i * dst_rows + j] = s[i + j * src_columns];
+      }
+  }
+};
+
+bool transposed(const detail::TensorImpl& src, const detail::TensorImpl& dst) {
+  const std::size_t nd = src.shape.size();
+  return nd >= 2 && numel(src.shape) < parallel_grain && src.shape[nd - 2] >= transpose_tile / 2 &&
+         src.shape[nd - 1] >= transpose_tile / 2 && src.strides[nd - 2] == 1 && src.strides[nd - 1] != 1 &&
+         dst.strides[nd - 1] == 1;
+}
+
+template <class T> void copy_as(const detail::TensorImpl& src, const detail::TensorImpl& dst) {
+  const char* s = base_address(src);
+  char* d = base_address(dst);
+  if (!transposed(src, dst)) return walk<2>(src.shape, {&src.strides, &dst.strides}, CopyRow<T>{s, d});
+  const std::size_t nd = src.shape.size();
+  const CopyTransposed<T> copy{s, d, src.shape[nd - 2], src.shape[nd - 1], src.strides[nd - 1], dst.strides[nd - 2]};
+  if (nd == 2) return copy.matrix(reinterpret_cast<const T*>(s), reinterpret_cast<T*>(d));
+  const Shape outer(src.shape.begin(), src.shape.end() - 2);
+  const Strides src_outer(src.strides.begin(), src.strides.end() - 2);
+  const Strides dst_outer(dst.strides.begin(), dst.strides.end() - 2);
+  walk<2>(outer, {&src_outer, &dst_outer}, copy);
+}
+
 template <std::size_t Bytes> struct Bytes_ { unsigned char b[Bytes]; };
 }  // namespace
 
 void copy_elements(const detail::TensorImpl& src, const detail::TensorImpl& dst) {
-  const char* s = base_address(src);
-  char* d = base_address(dst);
-  std::array<const Strides*, 2> strides{&src.strides, &dst.strides};
   switch (size_of(src.dtype)) {
-    case 1: walk<2>(src.shape, strides, CopyRow<std::uint8_t>{s, d}); break;
-    case 2: walk<2>(src.shape, strides, CopyRow<std::uint16_t>{s, d}); break;
-    case 4: walk<2>(src.shape, strides, CopyRow<std::uint32_t>{s, d}); break;
-    case 8: walk<2>(src.shape, strides, CopyRow<std::uint64_t>{s, d}); break;
-    default: walk<2>(src.shape, strides, CopyRow<Bytes_<16>>{s, d}); break;
+    case 1: return copy_as<std::uint8_t>(src, dst);
+    case 2: return copy_as<std::uint16_t>(src, dst);
+    case 4: return copy_as<std::uint32_t>(src, dst);
+    case 8: return copy_as<std::uint64_t>(src, dst);
+    default: return copy_as<Bytes_<16>>(src, dst);
   }
 }
 

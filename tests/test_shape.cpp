@@ -27,6 +27,39 @@ TEST_CASE("transpose, moveaxis, flatten") {
   CHECK_THROWS_WITH(nx::transpose(a, {0, 0, 1}), "nx::transpose: [0, 0, 1] is not a permutation of the axes of int32 [2, 3, 4]");
 }
 
+// A transposed view made C order goes by tiles when it is small, by rows
+// over oneTBB when it is large (ops/tensor.cpp copy_as): every element in
+// its place either way, for every element size, sizes that are not a
+// multiple of the tile, batch axes and columns read backwards.
+TEST_CASE("a transposed view copied into C order puts every element in its place") {
+  struct Case {
+    nx::DType dtype;
+    std::int64_t batches, rows, cols;
+  };
+  for (const Case& c : {Case{nx::uint8, 1, 19, 13}, Case{nx::int16, 3, 9, 21}, Case{nx::float32, 2, 256, 128},
+                        Case{nx::float64, 1, 4, 5}, Case{nx::complex128, 2, 17, 8}, Case{nx::float32, 1, 400, 400}}) {
+    const std::int64_t n = c.batches * c.rows * c.cols;
+    INFO(nx::name(c.dtype) << " [" << c.batches << ", " << c.rows << ", " << c.cols << "]");
+    const Tensor source = nx::cast(nx::reshape(nx::arange(nx::float64, 0, double(n)), {c.batches, c.cols, c.rows}), c.dtype);
+    const Tensor view = nx::transpose(source, {0, 2, 1});  // (b, i, j) is b * cols * rows + j * rows + i
+    for (bool backwards : {false, true}) {
+      const Tensor flat = nx::reshape(backwards ? nx::flip(view, {2}) : view, {n});
+      std::vector<double> got;
+      if (c.dtype != nx::complex128) got = values(nx::cast(flat, nx::float64));
+      else
+        for (std::complex<double> z : nx::to_vector<std::complex<double>>(flat)) got.push_back(z.real());
+      std::int64_t wrong = 0;
+      for (std::int64_t b = 0; b < c.batches; ++b)
+        for (std::int64_t i = 0; i < c.rows; ++i)
+          for (std::int64_t j = 0; j < c.cols; ++j) {
+            const std::int64_t column = backwards ? c.cols - 1 - j : j;
+            wrong += got[std::size_t((b * c.rows + i) * c.cols + j)] != double(b * c.cols * c.rows + column * c.rows + i);
+          }
+      CHECK(wrong == 0);
+    }
+  }
+}
+
 TEST_CASE("broadcast_to, expand_dims, squeeze") {
   Tensor v = f64({3}, {1, 2, 3});
   CHECK(text(nx::broadcast_to(v, {2, 3})) == "float64 [2, 3] [[1, 2, 3], [1, 2, 3]]");
