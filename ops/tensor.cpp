@@ -161,14 +161,14 @@ template <class T> struct CopyRow {
 // float32, in the MLP's backward pass: 34 us by rows, 19 by tiles). Larger
 // copies keep the rows split over oneTBB (tiles on one thread fell behind
 // them here from about 2 million elements). Element (i, j) of a matrix is
-// src[i + j * src_columns], written to dst[i * dst_rows + j]; walk's row
-// functor runs over the matrices.
+// src[i + j * src_column_stride], written to dst[i * dst_row_stride + j];
+// walk's row functor runs over the matrices.
 constexpr std::int64_t transpose_tile = 8;
 
 template <class T> struct CopyTransposed {
   const char* src;
   char* dst;
-  std::int64_t rows, cols, src_columns, dst_rows;
+  std::int64_t rows, cols, src_column_stride, dst_row_stride;
   void operator()(const std::array<std::int64_t, 2>& off, std::int64_t n,
                   const std::array<std::int64_t, 2>& step) const {
     for (std::int64_t m = 0; m < n; ++m)
@@ -179,7 +179,7 @@ template <class T> struct CopyTransposed {
       for (std::int64_t j0 = 0; j0 < cols; j0 += transpose_tile) {
         const std::int64_t i1 = std::min(rows, i0 + transpose_tile), j1 = std::min(cols, j0 + transpose_tile);
         for (std::int64_t i = i0; i < i1; ++i)
-          for (std::int64_t j = j0; j < j1; ++j) d[i * dst_rows + j] = s[i + j * src_columns];
+          for (std::int64_t j = j0; j < j1; ++j) d[i * dst_row_stride + j] = s[i + j * src_column_stride];
       }
   }
 };
