@@ -66,6 +66,11 @@ nx::Tensor BatchTrace::stacked(const nx::Tensor& t) const {
 nx::Tensor BatchTrace::collective(ir::Prim p, const nx::Tensor& operand, const ir::Params& params) {
   const bool gather = p == ir::Prim::lanes_gather;
   if (runs_map(std::uint64_t(params.axis))) {
+    // A program traced in a map of another lane count (compiled, or read
+    // from text) carries that count in its types: refused, not reshaped.
+    if (params.shape[0] != lanes_)
+      nx::ops::fail(nx::ops::info(p).api, "the program was traced in a map of " + std::to_string(params.shape[0]) +
+                                              " lanes; this map has " + std::to_string(lanes_));
     if (gather && stopped_.defined())
       nx::check(nx::logical_not(nx::any(stopped_)), std::tuple<>{},
                 [why = "rune::lanes: " + gathering_refused_](const nx::Index&, std::tuple<>) {

@@ -3,12 +3,9 @@
 // error message.
 #include "rune/rune.h"
 
-#include <cerrno>
-#include <cstring>
+#include <cstdint>
 #include <exception>
-#include <fstream>
 #include <new>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -21,6 +18,11 @@
 #include "vm/executor.hpp"
 
 struct rune_program {
+  // live while the handle is: checked by every entry point, cleared by
+  // rune_program_free, so a freed or foreign pointer is refused (where its
+  // memory does not happen to hold a live handle's pattern).
+  static constexpr std::uint64_t live = 0x72756e6550524f47;  // "runePROG"
+  std::uint64_t magic = live;
   // A parameter's or result's description, held for rune_value_info.
   struct Value {
     nx::DType dtype;
@@ -77,6 +79,14 @@ void require(bool ok, const char* api, const char* message) {
   if (!ok) fail(RUNE_ERROR_ARGUMENT, api, message);
 }
 
+bool live(const rune_program* p) { return p != nullptr && p->magic == rune_program::live; }
+
+void require_program(const rune_program* p, const char* api) {
+  require(p != nullptr, api, "the program is NULL");
+  require(live(p), api, "the handle is not a live rune_program (freed, or not made by rune_program_parse or "
+                        "rune_program_load)");
+}
+
 // "%n": a value by its number in the text.
 std::string number_name(int value) {
   std::string s(1, '%');  // (not "%" + to_string: GCC 12 warns falsely on that)
@@ -91,7 +101,8 @@ std::vector<rune_program::Value> describe(const rune::Program& program, const st
   std::vector<rune_program::Value> out;
   for (std::size_t k = 0; k < values.size(); ++k) {
     const auto& type = p.types[std::size_t(values[k])];
-    std::string name = k < names.size() ? names[k] : number_name(numbers[std::size_t(values[k])]);
+    // (escaped: a C string cannot hold a NUL of the path)
+    std::string name = k < names.size() ? rune::escaped_path(names[k]) : number_name(numbers[std::size_t(values[k])]);
     out.push_back({type.dtype, type.shape, std::move(name)});
   }
   return out;
@@ -109,7 +120,7 @@ rune_program* make_handle(rune::Program program) {
 
 rune_status value_info(const rune_program* p, int i, rune_value_info* out, bool result, const char* api) {
   return guarded(RUNE_ERROR_ARGUMENT, [&] {
-    require(p != nullptr, api, "the program is NULL");
+    require_program(p, api);
     require(out != nullptr, api, "the info pointer is NULL");
     const auto& values = result ? p->results : p->params;
     if (i < 0 || std::size_t(i) >= values.size())
@@ -122,6 +133,50 @@ rune_status value_info(const rune_program* p, int i, rune_value_info* out, bool 
     out->shape = v.shape.data();
     out->name = v.name.c_str();
   });
+}
+
+// Borrows the caller's buffers as the program's values and runs it (the
+// entry point `api`, the handle checked).
+void run(rune_program* p, const void* const* params, void* const* results, const char* api) {
+  require(params != nullptr || p->params.empty(), api, "the parameter array is NULL");
+  require(results != nullptr || p->results.empty(), api, "the result array is NULL");
+  // The buffers are borrowed as the program's own types: only null and
+  // misaligned pointers can be wrong here.
+  auto borrow = [&](const rune_program::Value& v, auto* data, std::size_t k, const char* what) {
+    try {
+      return nx::borrow(v.dtype, v.shape, data);
+    } catch (const std::invalid_argument& e) {
+      fail(RUNE_ERROR_ARGUMENT, api, std::string(what) + " " + std::to_string(k) + " (" + v.name + "): " + e.what());
+    }
+  };
+  p->args.resize(p->params.size());
+  p->outs.resize(p->results.size());
+  for (std::size_t k = 0; k < p->params.size(); ++k) p->args[k] = borrow(p->params[k], params[k], k, "parameter");
+  for (std::size_t k = 0; k < p->results.size(); ++k) p->outs[k] = borrow(p->results[k], results[k], k, "result");
+  // The tensors have the program's types by construction: of rune::run_into's
+  // checks, only the buffers' overlap is left to make, once per call.
+  rune::ir::check_result_buffers(p->program.ir(), p->outs, api, p->program.result_names());
+  try {
+    rune::vm::execute_into(p->program.code(), p->args, p->outs, api);
+  } catch (const std::exception& e) {
+    fail(RUNE_ERROR_RUNTIME, api, e.what());  // what fails now fails in the run
+  }
+}
+
+// Each buffer holds its value's bytes (bytes: the caller's sizes).
+void check_sizes(const std::vector<rune_program::Value>& values, const size_t* bytes, const char* what,
+                 const char* api) {
+  if (values.empty()) return;
+  if (bytes == nullptr) fail(RUNE_ERROR_ARGUMENT, api, std::string("the ") + what + " size array is NULL");
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    const rune_program::Value& v = values[k];
+    const auto needed = std::size_t(nx::numel(v.shape)) * nx::size_of(v.dtype);
+    if (bytes[k] < needed)
+      fail(RUNE_ERROR_ARGUMENT, api,
+           std::string(what) + " " + std::to_string(k) + " (" + v.name + "): the buffer holds " +
+               std::to_string(bytes[k]) + " bytes, " + std::string(nx::name(v.dtype)) + " " + nx::to_string(v.shape) +
+               " takes " + std::to_string(needed));
+  }
 }
 
 static_assert(int(nx::DType::bool_) == RUNE_BOOL && int(nx::DType::uint64) == RUNE_UINT64 &&
@@ -146,18 +201,21 @@ rune_status rune_program_load(const char* path, rune_program** out) {
     require(out != nullptr, "rune_program_load", "the out pointer is NULL");
     *out = nullptr;
     require(path != nullptr, "rune_program_load", "the path is NULL");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) fail(RUNE_ERROR_IO, "rune_program_load", std::string("cannot read ") + path + ": " + std::strerror(errno));
-    std::ostringstream text;
-    text << in.rdbuf();
-    *out = make_handle(rune::parse_program(text.str()));
+    std::string text;
+    if (auto problem = rune::ir::read_file(path, &text))
+      fail(RUNE_ERROR_IO, "rune_program_load", std::string("cannot read ") + path + ": " + *problem);
+    *out = make_handle(rune::parse_program(text));
   });
 }
 
-void rune_program_free(rune_program* p) { delete p; }
+void rune_program_free(rune_program* p) {
+  if (!live(p)) return;  // (NULL, freed or foreign: nothing of ours to free)
+  p->magic = 0;
+  delete p;
+}
 
-int rune_program_param_count(const rune_program* p) { return p ? int(p->params.size()) : -1; }
-int rune_program_result_count(const rune_program* p) { return p ? int(p->results.size()) : -1; }
+int rune_program_param_count(const rune_program* p) { return live(p) ? int(p->params.size()) : -1; }
+int rune_program_result_count(const rune_program* p) { return live(p) ? int(p->results.size()) : -1; }
 
 rune_status rune_program_param(const rune_program* p, int i, rune_value_info* out) {
   return value_info(p, i, out, false, "rune_program_param");
@@ -169,30 +227,19 @@ rune_status rune_program_result(const rune_program* p, int i, rune_value_info* o
 rune_status rune_program_run(rune_program* p, const void* const* params, void* const* results) {
   const char* api = "rune_program_run";
   return guarded(RUNE_ERROR_ARGUMENT, [&] {
-    require(p != nullptr, api, "the program is NULL");
-    require(params != nullptr || p->params.empty(), api, "the parameter array is NULL");
-    require(results != nullptr || p->results.empty(), api, "the result array is NULL");
-    // The buffers are borrowed as the program's own types: only null and
-    // misaligned pointers can be wrong here.
-    auto borrow = [&](const rune_program::Value& v, auto* data, std::size_t k, const char* what) {
-      try {
-        return nx::borrow(v.dtype, v.shape, data);
-      } catch (const std::invalid_argument& e) {
-        fail(RUNE_ERROR_ARGUMENT, api, std::string(what) + " " + std::to_string(k) + " (" + v.name + "): " + e.what());
-      }
-    };
-    p->args.resize(p->params.size());
-    p->outs.resize(p->results.size());
-    for (std::size_t k = 0; k < p->params.size(); ++k) p->args[k] = borrow(p->params[k], params[k], k, "parameter");
-    for (std::size_t k = 0; k < p->results.size(); ++k) p->outs[k] = borrow(p->results[k], results[k], k, "result");
-    // The tensors have the program's types by construction: of rune::run_into's
-    // checks, only the buffers' overlap is left to make, once per call.
-    rune::ir::check_result_buffers(p->program.ir(), p->outs, api, p->program.result_names());
-    try {
-      rune::vm::execute_into(p->program.code(), p->args, p->outs, api);
-    } catch (const std::exception& e) {
-      fail(RUNE_ERROR_RUNTIME, api, e.what());  // what fails now fails in the run
-    }
+    require_program(p, api);
+    run(p, params, results, api);
+  });
+}
+
+rune_status rune_program_run_sized(rune_program* p, const void* const* params, const size_t* param_bytes,
+                                   void* const* results, const size_t* result_bytes) {
+  const char* api = "rune_program_run_sized";
+  return guarded(RUNE_ERROR_ARGUMENT, [&] {
+    require_program(p, api);
+    check_sizes(p->params, param_bytes, "parameter", api);
+    check_sizes(p->results, result_bytes, "result", api);
+    run(p, params, results, api);
   });
 }
 

@@ -45,6 +45,7 @@ std::vector<ir::TensorType> output_types(const ir::Equation& eq, std::span<const
       fail("the residual takes " + nx::ops::to_string(residual.types[std::size_t(residual.params[k])]) +
            " as value " + std::to_string(k) + ", the root gives " + nx::ops::to_string(in[k]));
   std::vector<ir::TensorType> point(in.begin(), in.begin() + long(points)), values;
+  if (point.empty()) fail("the point holds no value");
   for (int v : residual.results) values.push_back(residual.types[std::size_t(v)]);
   if (elements(values) != elements(point))
     fail("the residual gives " + std::to_string(elements(values)) + " elements at a point of " +
@@ -52,6 +53,12 @@ std::vector<ir::TensorType> output_types(const ir::Equation& eq, std::span<const
   for (const ir::TensorType& t : point)
     if (t.dtype != point[0].dtype || !nx::is_inexact(t.dtype))
       fail("the point's values must share one real or complex dtype, got " + nx::ops::to_string(t));
+  // (the implicit function theorem solves with the residual's Jacobian in
+  // the point's dtype)
+  for (const ir::TensorType& t : values)
+    if (t.dtype != point[0].dtype)
+      fail("the residual returns " + nx::ops::to_string(t) + " at a point of dtype " +
+           std::string(nx::name(point[0].dtype)) + "; it must return the point's dtype");
   return point;
 }
 

@@ -49,14 +49,23 @@ class Opened {
   Open open_;
 };
 
+// Whether value adds into sum keeping sum's dtype and shape: the same dtype
+// (a number type), and a shape that broadcasts to sum's.
+bool adds_into(const Tensor& value, const Tensor& sum) {
+  if (value.dtype() != sum.dtype() || value.dtype() == nx::bool_ || value.ndim() > sum.ndim()) return false;
+  const std::size_t skip = std::size_t(sum.ndim() - value.ndim());
+  for (std::size_t d = 0; d < value.shape().size(); ++d)
+    if (value.shape()[d] != 1 && value.shape()[d] != sum.shape()[skip + d]) return false;
+  return true;
+}
+
 void add_eagerly(std::uint64_t total, const Tensor& value) {
   for (auto open = open_totals.rbegin(); open != open_totals.rend(); ++open) {
     if ((*open)->total != total) continue;
     Tensor& sum = (*open)->sum;
-    Tensor next = sum + value;
-    if (nx::ops::type_of(next) != nx::ops::type_of(sum))
+    if (!adds_into(value, sum))
       nx::ops::fail("rune::Total::add", nx::ops::describe(value) + " added to a total of " + nx::ops::describe(sum));
-    sum = next;
+    sum = sum + value;
     return;
   }
 }

@@ -1,8 +1,12 @@
 // The rune entry points over programs: staging for the templates, and
 // Program's text, files and evaluation.
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
+#include <memory>
 #include <optional>
-#include <sstream>
 
 #include "ir/construct.hpp"
 #include "ir/eval.hpp"
@@ -13,6 +17,25 @@
 #include "rune/program.hpp"
 
 namespace rune {
+
+namespace ir {
+
+std::optional<std::string> read_file(const char* path, std::string* text) {
+  // (C stdio, not a stream: it sets errno, whose text is the reason)
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> in(std::fopen(path, "rb"), &std::fclose);
+  if (!in) return std::strerror(errno);
+  text->clear();
+  std::vector<char> buffer(std::size_t(1) << 16);
+  while (std::size_t n = std::fread(buffer.data(), 1, buffer.size(), in.get())) {
+    if (n > max_file_bytes - text->size())
+      return "it is longer than " + std::to_string(max_file_bytes) + " bytes, the most a program file may hold";
+    text->append(buffer.data(), n);
+  }
+  if (std::ferror(in.get())) return std::strerror(errno);  // (a folder opens, and fails here: "Is a directory")
+  return std::nullopt;
+}
+
+}  // namespace ir
 
 namespace detail {
 
@@ -91,11 +114,10 @@ Program parse_program(std::string_view text) {
 }
 
 Program load_program(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) nx::ops::fail("rune::load_program", "cannot read " + file.string());
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_program(text.str());
+  std::string text;
+  if (auto problem = ir::read_file(file.c_str(), &text))
+    nx::ops::fail("rune::load_program", "cannot read " + file.string() + ": " + *problem);
+  return parse_program(text);
 }
 
 namespace {
@@ -110,6 +132,30 @@ bool holds_code(const ir::Program& p) {
   }
   return false;
 }
+
+// What in a program (or a sub-program) names an object of this process,
+// which a text read by another cannot name: an add to a rune::Total that no
+// collect of the program opens (`collected`: those around p), or a
+// collective over a named map's lanes. nullopt when nothing does.
+std::optional<std::string> process_object(const ir::Program& p, std::vector<std::uint64_t>& collected) {
+  for (const ir::Equation& eq : p.equations) {
+    if (eq.kind == ir::OpKind::primitive && nx::ops::info(eq.prim).family == nx::ops::Family::collective)
+      return "the program gathers over the lanes of a named map (rune::lanes), an object of this process; save "
+             "the function that calls rune::vmap";
+    if (!ir::is_construct(eq.kind)) continue;
+    const std::uint64_t total = eq.kind == ir::OpKind::total_add || eq.kind == ir::OpKind::collect
+                                    ? std::get<ir::TotalInfo>(eq.info).total
+                                    : 0;
+    if (eq.kind == ir::OpKind::total_add && std::find(collected.begin(), collected.end(), total) == collected.end())
+      return "the program adds to a rune::Total that it does not collect, an object of this process; collect the "
+             "total inside the saved function";
+    if (eq.kind == ir::OpKind::collect) collected.push_back(total);
+    for (const auto& sub : eq.programs)
+      if (auto found = process_object(*sub, collected)) return found;
+    if (eq.kind == ir::OpKind::collect) collected.pop_back();
+  }
+  return std::nullopt;
+}
 }  // namespace
 
 void save_program(const Program& program, const std::filesystem::path& file) {
@@ -117,6 +163,8 @@ void save_program(const Program& program, const std::filesystem::path& file) {
     nx::ops::fail("rune::save_program",
                   "the program holds C++ code (a rune::callback, an nx::check, a custom rule or a linear solve), which has "
                   "no text");
+  std::vector<std::uint64_t> collected;
+  if (auto named = process_object(program.ir(), collected)) nx::ops::fail("rune::save_program", *named);
   std::ofstream out(file);
   if (!out) nx::ops::fail("rune::save_program", "cannot write " + file.string());
   out << ir::print_with_header(program.ir(), program.names().get());

@@ -317,6 +317,7 @@ class Parser {
  private:
   Cursor in_;
   int depth_ = 0;  // sub-programs open around the one being read
+  std::vector<std::int64_t> collected_;  // the totals of the collects around the program being read
   std::unordered_set<std::int64_t> names_;  // every number defined so far: the text numbers values once
 
   // ---- the header of a saved text
@@ -601,8 +602,14 @@ class Parser {
     }
     check_arity(eq.prim, site.operands.size(), site.op);
     while (!in_.at_line_end()) static_param(eq.params);
+    if (info(eq.prim).family == Family::collective)
+      fail_at(site.op, std::string(name) + " names map " + std::to_string(eq.params.axis) + process_local);
     in_.end_line();
   }
+
+  // Why a text cannot name a rune::Total or a named map (rune::vmap(f, axis)).
+  static constexpr const char* process_local =
+      ", an object of the process that traced the program, which program text cannot name";
 
   void static_param(Params& p) {
     Mark at = in_.mark();
@@ -633,10 +640,14 @@ class Parser {
     for (std::size_t g = 0; g < form.groups.size(); ++g)
       sizes.push_back(group(s, form.groups[g], site.operands, g > 0 || !form.unit.empty()));
     rules.from_text(eq, count, sizes);
+    if (kind == OpKind::total_add && std::find(collected_.begin(), collected_.end(), count) == collected_.end())
+      fail_at(site.op, "total_add adds to total " + std::to_string(count) + ", which no collect around it opens: total " +
+                           std::to_string(count) + " is a rune::Total" + process_local);
     in_.end_line();
     if (depth_ == rune::max_nesting)
       fail_at(site.op, "sub-programs nest more than " + std::to_string(rune::max_nesting) + " deep");
     ++depth_;
+    if (kind == OpKind::collect) collected_.push_back(count);
     // The first sub-program is required; the others are read while their
     // names follow (the construct's type rule checks their number).
     for (std::size_t j = 0; j < form.programs.size() || form.repeats; ++j) {
@@ -646,6 +657,7 @@ class Parser {
       in_.end_line();
       site.programs.push_back(std::make_unique<Scope>(program()));
     }
+    if (kind == OpKind::collect) collected_.pop_back();
     --depth_;
   }
 

@@ -63,6 +63,16 @@ Text parse_text(std::string_view text);
 using ValueNumbers = std::map<const Program*, std::vector<int>>;
 ValueNumbers number_values(const Program& program);
 
+// The most bytes a program file may hold (rune::load_program,
+// rune_program_load, the REPL's files): 256 MiB, so that a file without end
+// (/dev/zero, a pipe) is refused rather than read until memory runs out.
+inline constexpr std::size_t max_file_bytes = std::size_t(256) << 20;
+// Reads a whole file of at most max_file_bytes into *text; gives why it
+// cannot ("No such file or directory", "Is a directory" as strerror says,
+// or "it is longer than 268435456 bytes, the most a program file may
+// hold"), or nullopt.
+std::optional<std::string> read_file(const char* path, std::string* text);
+
 // Reads a printed program back; throws std::invalid_argument
 // "rune::parse_program: line L, column C: ..." on malformed text. The text
 // is held to the limits of a value's shape (ops/sizes.hpp) and to

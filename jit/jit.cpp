@@ -7,6 +7,7 @@
 #include <string>
 #include <variant>
 
+#include "batch/batch_trace.hpp"
 #include "ir/passes/pipeline.hpp"
 #include "ir/text.hpp"
 #include "ops/concrete.hpp"
@@ -51,14 +52,44 @@ std::optional<std::string> changed_static_leaf(const TreeKey& here, const TreeKe
 }
 }  // namespace
 
-void report_retrace(const TreeKey& here, const TreeKey& previous, int traced_in_a_row, bool& warned) {
-  const std::optional<std::string> difference = first_difference(here, previous, "here", "in the previous key");
+RunningMaps running_maps() {
+  RunningMaps maps;
+  for (int level = 1; level <= nx::ops::trace_depth(); ++level)
+    if (auto* map = dynamic_cast<const batch::BatchTrace*>(&nx::ops::trace_at(level)))
+      maps.push_back({map->axis(), map->lanes()});
+  return maps;
+}
+
+namespace {
+// "[3 lanes of axis 1, 2 lanes]": the maps around a call, outermost first.
+std::string maps_text(const RunningMaps& maps) {
+  std::string s = "[";
+  for (const RunningMap& m : maps) {
+    if (s.size() > 1) s += ", ";
+    s += std::to_string(m.lanes) + " lanes";
+    if (m.axis != 0) s += " of axis " + std::to_string(m.axis);
+  }
+  return s + "]";
+}
+
+// The first difference between two call keys: in the arguments, or in the
+// maps around the call.
+std::optional<std::string> call_difference(const CallKey& here, const CallKey& previous) {
+  if (auto d = first_difference(here.args, previous.args, "here", "in the previous key")) return d;
+  if (here.maps == previous.maps) return std::nullopt;
+  return "the maps around the call: " + maps_text(here.maps) + " here, " + maps_text(previous.maps) +
+         " in the previous key";
+}
+}  // namespace
+
+void report_retrace(const CallKey& here, const CallKey& previous, int traced_in_a_row, bool& warned) {
+  const std::optional<std::string> difference = call_difference(here, previous);
   const char* debug = std::getenv("RUNE_JIT_DEBUG");  // read at each retrace: they are rare
   if (debug && std::atoi(debug) != 0 && difference) std::cerr << "rune::jit: retrace: " << *difference << '\n';
   if (warned || traced_in_a_row < retrace_warning_calls || !difference) return;
   warned = true;
   std::cerr << "rune::jit: warning: traced again on each of the last " << traced_in_a_row << " calls; ";
-  if (auto path = changed_static_leaf(here, previous))  // (the difference reads "<path>: value ...")
+  if (auto path = changed_static_leaf(here.args, previous.args))  // (the difference reads "<path>: value ...")
     std::cerr << "the static leaf " << path_name(*path) << " keeps changing ("
               << difference->substr(path_name(*path).size() + 2)
               << "): a value that changes from call to call belongs in a tensor (nx::scalar)";

@@ -1,7 +1,8 @@
 // Collectives over the lanes of a named map (rune::lanes and its
 // transpose): their type, derivative and transpose rules. They have no
 // eager or batching rule of their own: only the map they name computes them
-// (batch/batch_trace.cpp); with no such map running they throw.
+// (batch/batch_trace.cpp); with no such map running, bind throws the user's
+// error (ops/primitive.cpp).
 //
 //   lanes_gather(x): [count, x's shape...], every lane's x (JAX's all_gather)
 //   lanes_sum(y):    y's shape without its axis 0, whose count is the lanes';
@@ -15,23 +16,29 @@
 namespace nx::ops {
 namespace {
 
+// The lane count of the map a collective names (params.axis), which its
+// params give as shape=[count]: checked, since program text may give anything.
+std::int64_t lane_count(Prim p, const Params& params) {
+  if (params.axis < 1) fail(info(p).api, "axis=" + std::to_string(params.axis) + " names no map");
+  if (params.shape.size() != 1 || params.shape[0] < 0)
+    fail(info(p).api, "the lane count is shape=[count], got shape=" + to_string(params.shape));
+  return params.shape[0];
+}
+
 TensorType gather_type(Prim p, std::span<const Tensor> x, const Params& params) {
   check_accepts(p, x[0]);
   Shape shape = x[0].shape();
-  shape.insert(shape.begin(), params.shape.at(0));
+  shape.insert(shape.begin(), lane_count(p, params));
   return {x[0].dtype(), shape, x[0].placement()};
 }
 
 TensorType sum_type(Prim p, std::span<const Tensor> x, const Params& params) {
   check_accepts(p, x[0]);
-  if (x[0].ndim() == 0 || x[0].shape()[0] != params.shape.at(0))
-    fail(info(p).api, "a transposed gather takes one row per lane (" + std::to_string(params.shape.at(0)) +
+  const std::int64_t lanes = lane_count(p, params);
+  if (x[0].ndim() == 0 || x[0].shape()[0] != lanes)
+    fail(info(p).api, "a transposed gather takes one row per lane (" + std::to_string(lanes) +
                           "), got " + describe(x[0]));
   return {x[0].dtype(), Shape(x[0].shape().begin() + 1, x[0].shape().end()), x[0].placement()};
-}
-
-[[noreturn]] Tensor no_map(Prim p, std::span<const Tensor>, const Params&, const TensorType&) {
-  fail(info(p).api, "no map of this axis is running (name one with rune::vmap(f, axis))");
 }
 
 Tensor gather_jvp(Prim, std::span<const Tensor>, std::span<const Tensor> t, const Params& params, const Tensor&) {
@@ -53,8 +60,9 @@ void sum_transpose(Prim, const Tensor& ct, std::span<const Tensor>, std::span<co
 }  // namespace
 
 void register_collectives(Rules* table) {
-  table[int(Prim::lanes_gather)] = {&gather_type, &no_map, &gather_jvp, &gather_transpose};
-  table[int(Prim::lanes_sum)] = {&sum_type, &no_map, &sum_jvp, &sum_transpose};
+  // (no eager rule: bind refuses them where no map computes them)
+  table[int(Prim::lanes_gather)] = {&gather_type, nullptr, &gather_jvp, &gather_transpose};
+  table[int(Prim::lanes_sum)] = {&sum_type, nullptr, &sum_jvp, &sum_transpose};
 }
 
 }  // namespace nx::ops

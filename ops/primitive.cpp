@@ -71,6 +71,9 @@ Tensor apply_eager(Prim p, std::span<const Tensor> operands, const Params& param
   // a donated operand cannot be read (elements_of throws naming the api)
   for (const Tensor& t : operands)
     if (t.impl()->storage->donated.load(std::memory_order_relaxed)) (void)elements_of(t, api);
+  // Only a collective has no eager rule: a running map of its axis computes
+  // it (batch/), and none does.
+  if (!rules(p).eager) fail(api, "no map of this axis is running (name one with rune::vmap(f, axis))");
   return call_rule("eager", api, [&] { return rules(p).eager(p, operands, params, type); });
 }
 

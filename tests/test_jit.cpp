@@ -1,6 +1,9 @@
 // rune::jit: keys and retraces, captures, structures, donation, checks,
 // composition with grad and scan, threads.
+#include <condition_variable>
 #include <cstdlib>
+#include <mutex>
+#include <thread>
 #include <iostream>
 #include <sstream>
 
@@ -340,4 +343,124 @@ TEST_CASE("a custom_vjp with callbacks inside a scan, under grad and jit (seed p
   (void)step(thetas);
   CHECK(solves == 6);
   CHECK(adjoints == 6);
+}
+
+TEST_CASE("the maps around a call are part of its key: lane counts and named axes (issue 25)") {
+  // A compiled gather over a named map's lanes, called in maps of 2 lanes
+  // then 3, traces once per lane count (it reused the 2-lane program).
+  rune::Axis rows = rune::axis();
+  auto centered = rune::jit([rows](const Tensor& r) { return r - nx::mean(rune::lanes(rows, r), {0}); });
+  auto mapped = rune::vmap([&](const Tensor& r) { return centered(r); }, rows);
+  CHECK(text(mapped(f64({2}, {1, 3}))) == "float64 [2] [-1, 1]");
+  CHECK(text(mapped(f64({3}, {1, 3, 8}))) == "float64 [3] [-3, -1, 4]");
+  CHECK(text(mapped(f64({2}, {5, 9}))) == "float64 [2] [-2, 2]");
+  CHECK(centered.traces() == 2);
+  // A sibling: rune::lane_count read at the trace is a constant of the program.
+  auto scaled = rune::jit([](const Tensor& r) { return r * double(rune::lane_count()); });
+  auto each = rune::vmap([&](const Tensor& r) { return scaled(r); });
+  CHECK(text(each(f64({2}, {1, 1}))) == "float64 [2] [2, 2]");
+  CHECK(text(each(f64({3}, {1, 1, 1}))) == "float64 [3] [3, 3, 3]");
+  CHECK(text(scaled(f64({1}, {1}))) == "float64 [1] [1]");  // outside any map: one lane
+  // Another named map of the same count: its axis is another name.
+  rune::Axis other = rune::axis();
+  auto gathered = rune::jit([&](const Tensor& r) { return nx::sum(rune::lanes(rune::lane_count(rows) > 1 ? rows : other, r)); });
+  (void)rune::vmap([&](const Tensor& r) { return gathered(r); }, rows)(f64({2}, {1, 2}));
+  CHECK(text(rune::vmap([&](const Tensor& r) { return gathered(r); }, other)(f64({2}, {1, 2}))) ==
+        "float64 [2] [3, 3]");
+  CHECK(gathered.traces() == 2);
+  // RUNE_JIT_DEBUG names the maps when they are the difference.
+  setenv("RUNE_JIT_DEBUG", "1", 1);
+  std::stringstream captured;
+  auto* old = std::cerr.rdbuf(captured.rdbuf());
+  (void)mapped(f64({4}, {1, 2, 3, 4}));
+  std::cerr.rdbuf(old);
+  unsetenv("RUNE_JIT_DEBUG");
+  CHECK(captured.str() == "rune::jit: retrace: the maps around the call: [4 lanes of axis " + std::to_string(rows.id) +
+                              "] here, [2 lanes of axis " + std::to_string(rows.id) + "] in the previous key\n");
+}
+
+TEST_CASE("a program traced in a map runs only in a map of its axis and lane count (issue 25)") {
+  rune::Axis rows = rune::axis();
+  auto centered = rune::jit([rows](const Tensor& r) { return r - nx::mean(rune::lanes(rows, r), {0}); });
+  rune::Program p;
+  (void)rune::vmap([&](const Tensor& r) {
+    p = centered.program(r);
+    return r;
+  }, rows)(f64({2, 2}, {1, 2, 3, 4}));
+  auto run_in = [&](const Tensor& x) { return rune::vmap([&](const Tensor& r) { return rune::run(p, {r})[0]; }, rows)(x); };
+  CHECK(text(run_in(f64({2, 2}, {1, 2, 3, 4}))) == "float64 [2, 2] [[-1, -1], [1, 1]]");
+  CHECK_THROWS_WITH(run_in(f64({3, 2}, {1, 2, 3, 4, 5, 6})),
+                    "rune::lanes: the program was traced in a map of 2 lanes; this map has 3");
+  // Outside any map: the user's mistake, not an internal error.
+  CHECK_THROWS_AS(rune::run(p, {f64({2}, {1, 2})}), std::invalid_argument);
+  CHECK_THROWS_WITH(rune::run(p, {f64({2}, {1, 2})}),
+                    "rune::lanes: no map of this axis is running (name one with rune::vmap(f, axis))");
+  // Text cannot name the map: saving refuses it.
+  CHECK_THROWS_WITH(rune::save_program(p, "/tmp/never.rune"),
+                    StartsWith("rune::save_program: the program gathers over the lanes of a named map"));
+}
+
+TEST_CASE("the cache keeps the most recently used programs, at most JitOptions::cache_size (issue 25)") {
+  std::stringstream captured;
+  auto* old = std::cerr.rdbuf(captured.rdbuf());
+  auto scaled = rune::jit([](const Tensor& x, int k) { return x * double(k); }, rune::JitOptions{.cache_size = 4});
+  for (int k = 0; k < 100; ++k) CHECK(nx::item(scaled(nx::scalar(nx::float64, 2.), k)) == 2. * k);
+  CHECK(scaled.cached() == 4);
+  CHECK(scaled.traces() == 100);
+  CHECK(nx::item(scaled(nx::scalar(nx::float64, 1.), 99)) == 99.);  // still cached
+  CHECK(nx::item(scaled(nx::scalar(nx::float64, 1.), 96)) == 96.);
+  CHECK(scaled.traces() == 100);
+  CHECK(nx::item(scaled(nx::scalar(nx::float64, 1.), 3)) == 3.);  // dropped: traced again
+  CHECK(scaled.traces() == 101);
+  CHECK(scaled.cached() == 4);
+  // 99 and 96 were used after 97 and 98: 97, the least recently used, went.
+  CHECK(nx::item(scaled(nx::scalar(nx::float64, 1.), 98)) == 98.);
+  CHECK(nx::item(scaled(nx::scalar(nx::float64, 1.), 99)) == 99.);
+  CHECK(scaled.traces() == 101);
+  CHECK(nx::item(scaled(nx::scalar(nx::float64, 1.), 97)) == 97.);
+  CHECK(scaled.traces() == 102);
+  // The default bound, with tensor keys (the fast path's).
+  auto summed = rune::jit([](const Tensor& x) { return nx::sum(x); });
+  for (int n = 1; n <= 200; ++n) CHECK(nx::item(summed(nx::ones(nx::float64, {n}))) == n);
+  CHECK(summed.cached() == rune::JitOptions{}.cache_size);
+  CHECK(nx::item(summed(nx::ones(nx::float64, {1}))) == 1.);
+  CHECK(summed.traces() == 201);
+  std::cerr.rdbuf(old);
+  CHECK_THROWS_WITH(rune::jit([](const Tensor& x) { return x; }, rune::JitOptions{.cache_size = 0}),
+                    "rune::jit: cache_size = 0 keeps no program; give 1 or more");
+}
+
+TEST_CASE("a program the cache drops while another thread runs it stays alive for that run (issue 25)") {
+  std::mutex m;
+  std::condition_variable cv;
+  bool running = false, release = false, hold = false;
+  auto wait_once = [&](const Tensor& x) {
+    std::unique_lock lock(m);
+    if (hold) {
+      running = true;
+      cv.notify_all();
+      cv.wait(lock, [&] { return release; });
+    }
+    return x;
+  };
+  auto f = rune::jit([&](const Tensor& x) { return rune::callback(wait_once, x, x * 3.) + 1.; },
+                     rune::JitOptions{.cache_size = 1});
+  CHECK(text(f(f64({2}, {1, 2}))) == "float64 [2] [4, 7]");
+  hold = true;
+  Tensor held;
+  std::thread first([&] { held = f(f64({2}, {2, 3})); });  // the fast path's program, held in the callback
+  {
+    std::unique_lock lock(m);
+    cv.wait(lock, [&] { return running; });
+    hold = false;
+  }
+  for (int n = 1; n <= 5; ++n) CHECK(nx::item(nx::sum(f(nx::ones(nx::float64, {n})))) == 4. * n);  // drops it
+  CHECK(f.cached() == 1);
+  {
+    std::lock_guard lock(m);
+    release = true;
+  }
+  cv.notify_all();
+  first.join();
+  CHECK(text(held) == "float64 [2] [7, 10]");
 }

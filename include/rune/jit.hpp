@@ -6,8 +6,10 @@
 // that key. The program runs through the passes and is compiled to bytecode
 // once; every call runs the bytecode on the VM (vm/, docs/vm.md), and a call
 // whose arguments are all tensors of the latest call's types finds it
-// without building a key. A compiled function may be called from several
-// threads at once.
+// without building a key. The maps running around a call (rune::vmap) are
+// part of its key. The cache keeps at most JitOptions::cache_size programs,
+// dropping the least recently used. A compiled function may be called from
+// several threads at once.
 #pragma once
 
 #include <atomic>
@@ -20,6 +22,7 @@
 #include <tuple>
 #include <type_traits>
 #include <iterator>
+#include <list>
 #include <unordered_map>
 #include <utility>
 
@@ -35,30 +38,40 @@ struct JitError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The options of rune::jit.
+struct JitOptions {
+  // The most programs a compiled function keeps, one per key; past it the
+  // least recently used is dropped (a later call with its key traces
+  // again), so a key that changes on every call holds memory flat.
+  std::size_t cache_size = 64;
+};
+
 template <class F> class Compiled {
  public:
-  explicit Compiled(F f) : f_(std::move(f)), state_(std::make_shared<State>()) {}
+  explicit Compiled(F f, JitOptions options = {})
+      : f_(std::move(f)), state_(std::make_shared<State>(checked(options))) {}
 
   template <class... Args>
     requires(detail::Structures<Args...> && std::invocable<const F&, const Args&...>)
   auto operator()(const Args&... args) const {
     using R = std::decay_t<std::invoke_result_t<const F&, const Args&...>>;
     if constexpr ((std::is_same_v<Args, nx::Tensor> && ...)) {
-      if (const detail::Executable* exe = latest_for(args...)) {
+      if (std::shared_ptr<const typename State::Latest> latest = latest_for(args...)) {
         if constexpr (sizeof...(Args) == 1) {
-          return result<R>(*exe, detail::execute(*exe->code, std::span<const nx::Tensor>(&args..., 1), {}));
+          return result<R>(*latest->exe, detail::execute(*latest->exe->code, std::span<const nx::Tensor>(&args..., 1), {}));
         } else {
           const nx::Tensor in[] = {args...};
-          return result<R>(*exe, detail::execute(*exe->code, in, {}));
+          return result<R>(*latest->exe, detail::execute(*latest->exe->code, in, {}));
         }
       }
     }
     std::vector<nx::Tensor> in;
     (append(in, leaves(args)), ...);
     std::vector<nx::Tensor> captures;
-    std::shared_ptr<const detail::Executable> exe = executable<R>(&captures, args...);
+    const detail::CallKey key = key_of(args...);
+    std::shared_ptr<const detail::Executable> exe = executable<R>(key, &captures, args...);
     if constexpr ((std::is_same_v<Args, nx::Tensor> && ...))
-      if (captures.empty()) remember(exe, args...);
+      if (captures.empty() && key.maps.empty()) remember(key, exe, args...);
     return result<R>(*exe, detail::execute(*exe->code, in, captures));
   }
 
@@ -68,8 +81,14 @@ template <class F> class Compiled {
     return detail::Misuse{};
   }
 
-  // How many times f was traced (one per new key).
+  // How many times f was traced (one per new key, and again for a key whose
+  // program the cache dropped).
   std::int64_t traces() const { return state_->traces.load(); }
+  // How many programs the cache holds (at most JitOptions::cache_size).
+  std::size_t cached() const {
+    std::lock_guard lock(state_->mutex);
+    return state_->cache.size();
+  }
 
   // The program a call on args runs (traced now if their key is new), after
   // the passes, with names: each parameter's path in (args...) ("0.position",
@@ -80,7 +99,7 @@ template <class F> class Compiled {
   Program program(const Args&... args) const {
     using R = std::decay_t<std::invoke_result_t<const F&, const Args&...>>;
     std::vector<nx::Tensor> captures;
-    std::shared_ptr<const detail::Executable> exe = executable<R>(&captures, args...);
+    std::shared_ptr<const detail::Executable> exe = executable<R>(key_of(args...), &captures, args...);
     if (!captures.empty())
       throw std::invalid_argument("rune::jit: the function reads values of an enclosing trace; its program is that "
                                   "trace's, not one that can be kept");
@@ -98,27 +117,45 @@ template <class F> class Compiled {
 
  private:
   struct State {
-    std::mutex mutex;             // guards the cache and the latest key
+    // The fast path of calls whose arguments are all tensors: the latest
+    // such call's argument types and executable, found without building a
+    // key when the next call's arguments have those types. Shared: a call
+    // holds the one it found while it runs, whatever the cache drops.
+    struct Latest {
+      std::vector<TreeKey::Leaf> types;
+      std::shared_ptr<const detail::Executable> exe;
+    };
+    // A cached program, and its place in the order of use.
+    struct Slot {
+      std::shared_ptr<const detail::Executable> exe;
+      std::shared_ptr<const Latest> latest;  // made by the first all-tensor call
+      typename std::list<const detail::CallKey*>::iterator used;
+    };
+
+    explicit State(JitOptions o) : options(o) {}
+    const JitOptions options;
+    mutable std::mutex mutex;      // guards the cache, its order of use and the latest key
     std::recursive_mutex tracing;  // held while tracing
-    std::unordered_map<TreeKey, std::shared_ptr<const detail::Executable>> cache;
-    std::optional<TreeKey> latest;
+    std::unordered_map<detail::CallKey, Slot, detail::CallKeyHash> cache;
+    std::list<const detail::CallKey*> by_use;  // the cache's keys, most recently used first
+    std::optional<detail::CallKey> latest;
     std::atomic<std::int64_t> traces{0};
     // Calls in a row that traced (a call finding its program resets it), for
     // the one-time warning about a key that changes on every call.
     std::atomic<int> traced_in_a_row{0};
     bool warned = false;  // (under `mutex`)
-    // The fast path of calls whose arguments are all tensors: the latest
-    // such call's argument types and executable, found without building a
-    // key when the next call's arguments have those types. One Latest per
-    // cached executable, kept as long as the cache (under `mutex`), so the
-    // pointer a call loads stays valid.
-    struct Latest {
-      std::vector<TreeKey::Leaf> types;
-      std::shared_ptr<const detail::Executable> exe;
-    };
-    std::unordered_map<const detail::Executable*, std::unique_ptr<const Latest>> latests;
-    std::atomic<const Latest*> latest_call{nullptr};
+    std::atomic<std::shared_ptr<const Latest>> latest_call;
   };
+
+  static JitOptions checked(JitOptions options) {
+    if (options.cache_size == 0)
+      throw std::invalid_argument("rune::jit: cache_size = 0 keeps no program; give 1 or more");
+    return options;
+  }
+
+  template <class... Args> static detail::CallKey key_of(const Args&... args) {
+    return {compiled_key_of(std::forward_as_tuple(args...)), detail::running_maps()};
+  }
 
   static TreeKey::Leaf type_of(const nx::Tensor& t) {
     return {t.dtype(), t.shape(), t.placement(), tree_detail::strided(t)};
@@ -130,16 +167,16 @@ template <class F> class Compiled {
            tree_detail::strided(t) == type.strided;
   }
 
-  // The latest call's executable when args have its arguments' types (kept
-  // as long as the cache: see State::latests).
-  template <class... Args> const detail::Executable* latest_for(const Args&... args) const {
-    const typename State::Latest* latest = state_->latest_call.load(std::memory_order_acquire);
+  // The latest call's program when args have its arguments' types and no
+  // map runs around the call (the key would hold it).
+  template <class... Args> std::shared_ptr<const typename State::Latest> latest_for(const Args&... args) const {
+    std::shared_ptr<const typename State::Latest> latest = state_->latest_call.load(std::memory_order_acquire);
     if (!latest || !(args.defined() && ...)) return nullptr;
     std::size_t k = 0;
     const bool same = (has_type(args, latest->types[k++]) && ...);
-    if (!same) return nullptr;
+    if (!same || !detail::running_maps().empty()) return nullptr;
     found_program();
-    return latest->exe.get();
+    return latest;
   }
 
   // The call's result, of the executable's structure, from its leaves.
@@ -148,20 +185,24 @@ template <class F> class Compiled {
     else return rebuild(*static_cast<const R*>(exe.result_like.get()), std::span<const nx::Tensor>(leaves.data(), leaves.size()));
   }
 
-  template <class... Args> void remember(std::shared_ptr<const detail::Executable> exe, const Args&... args) const {
+  // Makes the call the fast path's latest (while the cache holds its program).
+  template <class... Args>
+  void remember(const detail::CallKey& key, const std::shared_ptr<const detail::Executable>& exe,
+                const Args&... args) const {
     if (!(args.defined() && ...)) return;
     std::lock_guard lock(state_->mutex);
-    auto& latest = state_->latests[exe.get()];
-    if (!latest) latest = std::make_unique<const typename State::Latest>(
-                     typename State::Latest{{type_of(args)...}, std::move(exe)});
-    state_->latest_call.store(latest.get(), std::memory_order_release);
+    auto found = state_->cache.find(key);
+    if (found == state_->cache.end() || found->second.exe != exe) return;
+    auto& latest = found->second.latest;
+    if (!latest) latest = std::make_shared<const typename State::Latest>(typename State::Latest{{type_of(args)...}, exe});
+    state_->latest_call.store(latest, std::memory_order_release);
   }
 
-  // The executable of args' key, traced if the key is new (captures: the
+  // The executable of the key, traced if the key is new (captures: the
   // values of an enclosing trace it reads).
   template <class R, class... Args>
-  std::shared_ptr<const detail::Executable> executable(std::vector<nx::Tensor>* captures, const Args&... args) const {
-    TreeKey key = compiled_key_of(std::forward_as_tuple(args...));
+  std::shared_ptr<const detail::Executable> executable(const detail::CallKey& key, std::vector<nx::Tensor>* captures,
+                                                       const Args&... args) const {
     std::shared_ptr<const detail::Executable> exe = lookup(key);
     if (exe) return exe;
     // One trace per key: threads meeting a new key at once wait for the
@@ -181,19 +222,34 @@ template <class F> class Compiled {
     else to.insert(to.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
   }
 
-  std::shared_ptr<const detail::Executable> lookup(const TreeKey& key) const {
+  std::shared_ptr<const detail::Executable> lookup(const detail::CallKey& key) const {
     std::lock_guard lock(state_->mutex);
     auto found = state_->cache.find(key);
     if (found == state_->cache.end()) return nullptr;
+    state_->by_use.splice(state_->by_use.begin(), state_->by_use, found->second.used);
     if (!state_->latest || !(*state_->latest == key)) state_->latest = key;  // (a copy only when it changes)
     found_program();
-    return found->second;
+    return found->second.exe;
+  }
+
+  // Caches a new key's program, dropping the least recently used past the
+  // bound (under `mutex`). A call running a dropped program keeps it alive.
+  void cache(const detail::CallKey& key, std::shared_ptr<const detail::Executable> exe) const {
+    auto [slot, added] = state_->cache.emplace(key, typename State::Slot{std::move(exe), nullptr, {}});
+    if (!added) return;
+    state_->by_use.push_front(&slot->first);
+    slot->second.used = state_->by_use.begin();
+    if (state_->cache.size() <= state_->options.cache_size) return;
+    auto oldest = state_->cache.find(*state_->by_use.back());
+    if (oldest->second.latest && state_->latest_call.load() == oldest->second.latest) state_->latest_call.store(nullptr);
+    state_->by_use.pop_back();
+    state_->cache.erase(oldest);
   }
 
   // Traces f for a new key. A function that reads values of an enclosing
   // trace (captures) is not cached: those values belong to this call.
   template <class R, class... Args>
-  std::shared_ptr<const detail::Executable> trace(const TreeKey& key, std::vector<nx::Tensor>* captures,
+  std::shared_ptr<const detail::Executable> trace(const detail::CallKey& key, std::vector<nx::Tensor>* captures,
                                                   const Args&... args) const {
     detail::Staging staging("rune::jit");
     auto stand_in = [&](const auto& arg) {
@@ -211,7 +267,7 @@ template <class F> class Compiled {
     const int in_a_row = state_->traced_in_a_row.fetch_add(1, std::memory_order_relaxed) + 1;
     if (state_->latest) detail::report_retrace(key, *state_->latest, in_a_row, state_->warned);
     state_->latest = key;
-    if (captures->empty()) state_->cache.emplace(key, exe);
+    if (captures->empty()) cache(key, exe);
     return exe;
   }
 
@@ -219,6 +275,6 @@ template <class F> class Compiled {
   std::shared_ptr<State> state_;
 };
 
-template <class F> Compiled<F> jit(F f) { return Compiled<F>(std::move(f)); }
+template <class F> Compiled<F> jit(F f, JitOptions options = {}) { return Compiled<F>(std::move(f), options); }
 
 }  // namespace rune

@@ -22,8 +22,8 @@ typedef struct rune_program rune_program; /* opaque */
 typedef enum {
   RUNE_OK = 0,
   RUNE_ERROR_PARSE,    /* the text is not a program (the message has the line and column) */
-  RUNE_ERROR_IO,       /* the file cannot be read */
-  RUNE_ERROR_ARGUMENT, /* a NULL pointer, an index out of range, a misaligned buffer */
+  RUNE_ERROR_IO,       /* the file cannot be read (a folder, or longer than 256 MiB) */
+  RUNE_ERROR_ARGUMENT, /* a NULL or freed handle, an index out of range, a misaligned or short buffer */
   RUNE_ERROR_RUNTIME   /* the program failed while it ran (an iterate that did not stop, say) */
 } rune_status;
 
@@ -35,8 +35,9 @@ typedef enum {
 } rune_dtype;
 
 /* A parameter or result: owned by the program, valid while it lives. `name`
- * is its path in the traced structures ("state.position", "1.w"), or "%n"
- * (its number in the text) for a program without names. */
+ * is its path in the traced structures ("state.position", "1.w"; control
+ * characters written \xHH and a backslash \\), or "%n" (its number in the
+ * text) for a program without names. */
 typedef struct {
   rune_dtype dtype;
   int ndim;
@@ -45,9 +46,12 @@ typedef struct {
 } rune_value_info;
 
 rune_status rune_program_parse(const char* text, size_t length, rune_program** out);
+/* a file of at most 256 MiB; RUNE_ERROR_IO for a longer one (or /dev/zero) */
 rune_status rune_program_load(const char* path, rune_program** out);
-void        rune_program_free(rune_program* p); /* NULL is fine */
-/* -1 for a NULL program */
+/* NULL is fine; a handle already freed (or not made by parse or load) is
+   recognised where its memory was not reused, and left alone */
+void        rune_program_free(rune_program* p);
+/* -1 for a NULL, freed or foreign program */
 int         rune_program_param_count(const rune_program* p);
 int         rune_program_result_count(const rune_program* p);
 rune_status rune_program_param(const rune_program* p, int i, rune_value_info* out);
@@ -57,6 +61,10 @@ rune_status rune_program_result(const rune_program* p, int i, rune_value_info* o
    call in the steady state. A result buffer may be a parameter's (each
    result is computed before any is written). */
 rune_status rune_program_run(rune_program* p, const void* const* params, void* const* results);
+/* the same, with each buffer's size in bytes: RUNE_ERROR_ARGUMENT naming the
+   first buffer smaller than its value, before anything is read or written */
+rune_status rune_program_run_sized(rune_program* p, const void* const* params, const size_t* param_bytes,
+                                   void* const* results, const size_t* result_bytes);
 const char* rune_last_error(void);
 
 #ifdef __cplusplus

@@ -177,9 +177,25 @@ class TreeKey {
   std::size_t hash_;
 };
 
-// How messages name a path: the path itself, or "the root" where it is empty.
+// A path as a C string shows it whole: control characters (a NUL in a map
+// key, or in a name read from program text) as \xHH, a backslash as \\.
+inline std::string escaped_path(std::string_view path) {
+  std::string s;
+  for (char c : path) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte != 0x7f && c != '\\') {
+      s += c;
+      continue;
+    }
+    const char* digits = "0123456789abcdef";
+    s += c == '\\' ? std::string("\\\\") : std::string("\\x") + digits[byte >> 4] + digits[byte & 15];
+  }
+  return s;
+}
+
+// How messages name a path: the path (escaped), or "the root" where it is empty.
 inline std::string path_name(std::string_view path) {
-  return path.empty() ? std::string("the root") : std::string(path);
+  return path.empty() ? std::string("the root") : escaped_path(path);
 }
 
 namespace tree_detail {

@@ -6,8 +6,9 @@
 
 namespace rune::repl {
 
-// The file's text; throws std::invalid_argument "cannot read FILE: No such
-// file or directory" (the reason as strerror gives it).
+// The file's text (at most ir::max_file_bytes); throws std::invalid_argument
+// "cannot read FILE: No such file or directory" (the reason as ir::read_file
+// gives it).
 std::string file_text(const std::string& path);
 
 }  // namespace rune::repl

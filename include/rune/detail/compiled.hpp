@@ -23,6 +23,37 @@ struct Code;
 
 namespace detail {
 
+// A map running on this thread (rune::vmap): its axis (0 for a map without
+// a name) and lane count.
+struct RunningMap {
+  std::uint64_t axis;
+  std::int64_t lanes;
+  bool operator==(const RunningMap&) const = default;
+};
+using RunningMaps = boost::container::small_vector<RunningMap, 2>;
+// The maps running on this thread, outermost first: part of a compiled
+// call's key, since a trace inside them reads their lane counts and names
+// their axes (rune::lanes, rune::lane_count).
+RunningMaps running_maps();
+
+// What a compiled function's call is keyed by: its arguments' key and the
+// maps around it.
+struct CallKey {
+  TreeKey args;
+  RunningMaps maps;
+  bool operator==(const CallKey&) const = default;
+};
+struct CallKeyHash {
+  std::size_t operator()(const CallKey& key) const {
+    std::size_t seed = key.args.hash();
+    for (const RunningMap& m : key.maps) {
+      boost::hash_combine(seed, m.axis);
+      boost::hash_combine(seed, m.lanes);
+    }
+    return seed;
+  }
+};
+
 // A traced function ready to run for one key.
 struct Executable {
   std::shared_ptr<const vm::Code> code;     // the program, simplified and compiled to bytecode
@@ -44,7 +75,7 @@ Program named_program(const Executable& exe, std::vector<std::string> params, st
 // (`warned` is its flag) has traced on retrace_warning_calls calls in a row,
 // prints a warning naming what keeps changing, debugging or not.
 inline constexpr int retrace_warning_calls = 8;
-void report_retrace(const TreeKey& here, const TreeKey& previous, int traced_in_a_row, bool& warned);
+void report_retrace(const CallKey& here, const CallKey& previous, int traced_in_a_row, bool& warned);
 
 }  // namespace detail
 }  // namespace rune
