@@ -28,7 +28,7 @@ std::optional<std::string> read_file(const char* path, std::string* text) {
   std::vector<char> buffer(std::size_t(1) << 16);
   while (std::size_t n = std::fread(buffer.data(), 1, buffer.size(), in.get())) {
     if (n > max_file_bytes - text->size())
-      return "it is longer than " + std::to_string(max_file_bytes) + " bytes, the most a program file may hold";
+      return "it is longer than " + std::to_string(max_file_bytes) + " bytes, the most rune reads of a file";
     text->append(buffer.data(), n);
   }
   if (std::ferror(in.get())) return std::strerror(errno);  // (a folder opens, and fails here: "Is a directory")

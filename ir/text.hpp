@@ -63,14 +63,14 @@ Text parse_text(std::string_view text);
 using ValueNumbers = std::map<const Program*, std::vector<int>>;
 ValueNumbers number_values(const Program& program);
 
-// The most bytes a program file may hold (rune::load_program,
+// The most bytes rune reads of a file (rune::load_program,
 // rune_program_load, the REPL's files): 256 MiB, so that a file without end
 // (/dev/zero, a pipe) is refused rather than read until memory runs out.
 inline constexpr std::size_t max_file_bytes = std::size_t(256) << 20;
 // Reads a whole file of at most max_file_bytes into *text; gives why it
 // cannot ("No such file or directory", "Is a directory" as strerror says,
-// or "it is longer than 268435456 bytes, the most a program file may
-// hold"), or nullopt.
+// or "it is longer than 268435456 bytes, the most rune reads of a file"),
+// or nullopt.
 std::optional<std::string> read_file(const char* path, std::string* text);
 
 // Reads a printed program back; throws std::invalid_argument

@@ -278,3 +278,52 @@ TEST_CASE("the embedding example's game runs 1,000 frames on its own arrays with
   for (int frame = 0; frame < 1010; ++frame) chain::step_plain(position.data(), velocity.data(), masses, chain::frame_dt);
   CHECK(std::equal(position.begin(), position.end(), host.position().begin()));
 }
+
+TEST_CASE("a load reads at most 256 MiB, and a folder is a file it cannot read (issue 25)") {
+  CHECK_THROWS_WITH(rune::load_program("/dev/zero"),
+                    "rune::load_program: cannot read /dev/zero: it is longer than 268435456 bytes, the most rune "
+                    "reads of a file");
+  const std::string folder = std::filesystem::temp_directory_path().string();
+  CHECK_THROWS_WITH(rune::load_program(folder), "rune::load_program: cannot read " + folder + ": Is a directory");
+  CHECK_THROWS_WITH(rune::load_program("/nonexistent/step.rune"),
+                    "rune::load_program: cannot read /nonexistent/step.rune: No such file or directory");
+}
+
+TEST_CASE("a NUL in a saved path is escaped in messages, not cut there (issue 25)") {
+  std::map<std::string, Tensor> args{{std::string("a\0b", 3), nx::ones(nx::float64, {2})}};
+  rune::Program p = rune::jit([](const std::map<std::string, Tensor>& m) { return m.begin()->second * 3.; }).program(args);
+  rune::Program again = rune::parse_program(rune::to_string(p));
+  CHECK(again.param_names()[0] == std::string("0.a\0b", 5));
+  CHECK_THROWS_WITH((rune::Loaded<Tensor(std::map<std::string, Tensor>)>(again)(
+                        std::map<std::string, Tensor>{{"ab", nx::ones(nx::float64, {2})}})),
+                    "rune::load: argument 0 is 0.ab in the declared type, 0.a\\x00b in the saved program");
+}
+
+TEST_CASE("a text names no object of the process that traced it: totals collected outside, named maps (issue 25)") {
+  // A total the program adds to but does not collect: refused by save, and by parse.
+  rune::Total energy;
+  auto add = [&](const Tensor& x) {
+    energy.add(x);
+    return x * 2.;
+  };
+  rune::Program adds = rune::program(add, dt);
+  CHECK_THROWS_WITH(rune::save_program(adds, temp_file("rune_never.rune")),
+                    "rune::save_program: the program adds to a rune::Total that it does not collect, an object of "
+                    "this process; collect the total inside the saved function");
+  CHECK_THROWS_WITH(rune::parse_program(rune::to_string(adds)),
+                    Catch::Matchers::Contains("total_add adds to total") &&
+                        Catch::Matchers::Contains("which no collect around it opens"));
+  // Collected inside the program, the total is the program's own: saved, loaded and run.
+  auto collected = [&](const Tensor& x) {
+    auto [y, total] = rune::collect(energy, nx::scalar(nx::float64, 0.), [&] { return add(x) + add(x * 3.); });
+    return std::pair{y, total};
+  };
+  const auto file = temp_file("rune_collected.rune");
+  const Tensor half = nx::scalar(nx::float64, 0.5);
+  rune::save_program(rune::program(collected, half), file);
+  rune::Program loaded = rune::load_program(file);
+  std::filesystem::remove(file);
+  const std::vector<Tensor> out = rune::run(loaded, {half});
+  CHECK(nx::item(out[0]) == 4.);
+  CHECK(nx::item(out[1]) == 2.);
+}

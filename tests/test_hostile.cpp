@@ -9,6 +9,7 @@
 #include <rune/rune.hpp>
 
 #include "helpers.hpp"
+#include "ops/primitive.hpp"
 
 using nx::float64;
 using test::f64;
@@ -239,10 +240,60 @@ TEST_CASE("the fuzzers' findings are refused with their reasons") {
       {"reshape_numel_overflow",
        "line 2, column 29: nx::reshape: cannot reshape float64 [0] (0 elements) into [4294967296, 4294967296, 0]"},
       {"scan_step_too_short", "line 3, column 28: rune::scan: the step returns 1 value, fewer than the 2 of the carry"},
+      // Issue 25: a map or a total of the process that traced the program,
+      // which text cannot name, and roots the implicit function theorem
+      // cannot differentiate.
+      {"lanes_gather_without_shape",
+       "line 2, column 32: lanes_gather names map 1, an object of the process that traced the program, which program "
+       "text cannot name"},
+      {"total_add_uncollected",
+       "line 2, column 5: total_add adds to total 1, which no collect around it opens: total 1 is a rune::Total, an "
+       "object of the process that traced the program, which program text cannot name"},
+      {"root_empty_point", "line 2, column 5: rune::root: the point holds no value"},
+      {"root_residual_float32",
+       "line 2, column 28: rune::root: the residual returns float32 [] at a point of dtype float64; it must return "
+       "the point's dtype"},
   };
   for (const auto& [name, message] : findings) {
     INFO(name);
     CHECK_THROWS_WITH(rune::load_program(std::string(RUNE_HOSTILE_DIR) + "/" + name + ".rune"),
                       "rune::parse_program: " + message);
   }
+}
+
+TEST_CASE("a collective's lane count is checked by its type rule, not read past its parameters (issue 25)") {
+  nx::ops::Params params;
+  params.axis = 1;
+  const nx::Tensor x = nx::zeros(float64, {2});
+  CHECK_THROWS_WITH(nx::ops::result_type(nx::ops::Prim::lanes_gather, std::span<const nx::Tensor>(&x, 1), params),
+                    "rune::lanes: the lane count is shape=[count], got shape=[]");
+  params.shape = {3};
+  params.axis = 0;
+  CHECK_THROWS_WITH(nx::ops::result_type(nx::ops::Prim::lanes_sum, std::span<const nx::Tensor>(&x, 1), params),
+                    "rune::lanes: axis=0 names no map");
+}
+
+TEST_CASE("an add of another dtype or shape than its total's names rune::Total::add (issue 25)") {
+  rune::Total t;
+  auto adding = [&](const nx::Tensor& v) {
+    return [&t, v] {
+      t.add(v);
+      return 0;
+    };
+  };
+  CHECK_THROWS_WITH(rune::collect(t, nx::scalar(float64, 0.), adding(nx::scalar(nx::int32, 1.))),
+                    "rune::Total::add: int32 [] added to a total of float64 []");
+  CHECK_THROWS_WITH(rune::collect(t, nx::zeros(float64, {2}), adding(nx::zeros(float64, {3}))),
+                    "rune::Total::add: float64 [3] added to a total of float64 [2]");
+  CHECK_THROWS_WITH(rune::collect(t, nx::zeros(nx::bool_, {}), adding(nx::zeros(nx::bool_, {}))),
+                    "rune::Total::add: bool [] added to a total of bool []");
+  auto compiled = rune::jit([&](const nx::Tensor& x) {
+    t.add(x);
+    return x;
+  });
+  CHECK_THROWS_WITH(rune::collect(t, nx::scalar(float64, 0.), [&] { return compiled(nx::scalar(nx::float32, 1.)); }),
+                    "rune::Total::add: float32 [] added to a total of float64 []");
+  // A row added to every row of the total keeps its shape: accepted.
+  auto [r, total] = rune::collect(t, nx::zeros(float64, {2, 2}), adding(f64({2}, {1, 2})));
+  CHECK(test::text(total) == "float64 [2, 2] [[1, 2], [1, 2]]");
 }

@@ -230,5 +230,5 @@ TEST_CASE("programs are saved, loaded and run without the C++ that traced them")
   CHECK(q == p);
   CHECK(text(rune::run(q, {f64({4}, {2, 2, 2, 2})})[0]) == "float64 [4] [4, 8, 12, 16]");
   CHECK_THROWS_WITH(rune::load_program("/nonexistent/program.txt"),
-                    "rune::load_program: cannot read /nonexistent/program.txt");
+                    "rune::load_program: cannot read /nonexistent/program.txt: No such file or directory");
 }

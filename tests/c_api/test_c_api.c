@@ -181,6 +181,75 @@ static void reports_every_error(void) {
   rune_program_free(NULL);
 }
 
+/* Issue 25: what the API cannot trust is refused: a file without end, a
+ * folder, a handle that is not a live program, a buffer too small, and a
+ * name holding a NUL is shown whole. */
+static void refuses_what_it_cannot_trust(const char* folder) {
+  rune_program* p = NULL;
+  rune_value_info info;
+  char expected[512];
+  static double foreign[64]; /* zeros: no program's pattern */
+  double position[2] = {1., 0.}, velocity[2] = {0., 1.}, dt = 0.5, out_position[2], out_velocity[2];
+  const void* params[3];
+  void* results[2];
+  size_t param_bytes[3] = {sizeof position, sizeof velocity, sizeof dt};
+  size_t result_bytes[2] = {sizeof out_position, sizeof out_velocity};
+
+  CHECK_ERROR(rune_program_load("/dev/zero", &p), RUNE_ERROR_IO,
+              "rune_program_load: cannot read /dev/zero: it is longer than 268435456 bytes, the most rune reads of a file");
+  CHECK(p == NULL);
+  snprintf(expected, sizeof expected, "rune_program_load: cannot read %s: Is a directory", folder);
+  CHECK_ERROR(rune_program_load(folder, &p), RUNE_ERROR_IO, expected);
+
+  CHECK(rune_program_param_count((rune_program*)foreign) == -1);
+  CHECK_ERROR(rune_program_param((rune_program*)foreign, 0, &info), RUNE_ERROR_ARGUMENT,
+              "rune_program_param: the handle is not a live rune_program (freed, or not made by rune_program_parse "
+              "or rune_program_load)");
+  CHECK_ERROR(rune_program_run((rune_program*)foreign, params, results), RUNE_ERROR_ARGUMENT,
+              "rune_program_run: the handle is not a live rune_program");
+  rune_program_free((rune_program*)foreign); /* left alone */
+
+  p = parse(header, body);
+  params[0] = position, params[1] = velocity, params[2] = &dt;
+  results[0] = out_position, results[1] = out_velocity;
+  param_bytes[1] = 8;
+  CHECK_ERROR(rune_program_run_sized(p, params, param_bytes, results, result_bytes), RUNE_ERROR_ARGUMENT,
+              "rune_program_run_sized: parameter 1 (0.velocity): the buffer holds 8 bytes, float64 [2] takes 16");
+  param_bytes[1] = sizeof velocity;
+  result_bytes[0] = 15;
+  CHECK_ERROR(rune_program_run_sized(p, params, param_bytes, results, result_bytes), RUNE_ERROR_ARGUMENT,
+              "rune_program_run_sized: result 0 (position): the buffer holds 15 bytes, float64 [2] takes 16");
+  CHECK_ERROR(rune_program_run_sized(p, params, NULL, results, result_bytes), RUNE_ERROR_ARGUMENT,
+              "rune_program_run_sized: the parameter size array is NULL");
+  result_bytes[0] = sizeof out_position;
+  CHECK(rune_program_run_sized(p, params, param_bytes, results, result_bytes) == RUNE_OK);
+  CHECK(out_velocity[0] == -0.5 && out_velocity[1] == 1.);
+  CHECK(out_position[0] == 0.75 && out_position[1] == 0.5);
+  rune_program_free(p);
+#if !defined(__SANITIZE_ADDRESS__)
+  /* (reading a freed handle is what AddressSanitizer reports) */
+  CHECK(rune_program_param_count(p) == -1);
+  CHECK_ERROR(rune_program_run(p, params, results), RUNE_ERROR_ARGUMENT,
+              "rune_program_run: the handle is not a live rune_program");
+#endif
+
+  {
+    static const char* nul_header =
+        "rune program 1\n"
+        "parameter \"0.p\\x00s\" : float64 [2] at CPU\n"
+        "parameter \"0.velocity\" : float64 [2] at CPU\n"
+        "parameter \"1\" : float64 [] at CPU\n"
+        "result \"position\" : float64 [2] at CPU\n"
+        "result \"velocity\" : float64 [2] at CPU\n";
+    p = parse(nul_header, body);
+    CHECK(rune_program_param(p, 0, &info) == RUNE_OK && strcmp(info.name, "0.p\\x00s") == 0);
+    params[0] = NULL;
+    CHECK_ERROR(rune_program_run(p, params, results), RUNE_ERROR_ARGUMENT,
+                "rune_program_run: parameter 0 (0.p\\x00s): nx::borrow: the pointer is null");
+    rune_program_free(p);
+  }
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: test_c_api FOLDER\n");
@@ -189,6 +258,7 @@ int main(int argc, char** argv) {
   describes_its_values();
   runs_on_caller_buffers(argv[1]);
   reports_every_error();
+  refuses_what_it_cannot_trust(argv[1]);
   if (failures == 0) printf("C API: all checks passed\n");
   return failures == 0 ? 0 : 1;
 }
