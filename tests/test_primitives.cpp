@@ -31,9 +31,10 @@ TEST_CASE("every primitive has a unique name, an nx:: api and its rules") {
     CHECK((I.api.starts_with("nx::") || I.api.starts_with("rune::")));
     CHECK(I.accepts != 0);
     CHECK(rules(Prim(i)).type != nullptr);
-    CHECK(rules(Prim(i)).eager != nullptr);
-    // Run on every sample by tests/test_vmap.cpp; the collectives have none:
-    // the map they name computes them (batch/batch_trace.cpp).
+    // Run on every sample by tests/test_vmap.cpp; the collectives have no
+    // eager or batching rule: the map they name computes them
+    // (batch/batch_trace.cpp), and bind refuses them where none runs.
+    CHECK((rules(Prim(i)).eager != nullptr) == (I.family != Family::collective));
     CHECK((rules(Prim(i)).batch != nullptr) == (I.family != Family::collective));
   }
 }
