@@ -362,9 +362,11 @@ TEST_CASE("the maps around a call are part of its key: lane counts and named axe
   CHECK(text(each(f64({2}, {1, 1}))) == "float64 [2] [2, 2]");
   CHECK(text(each(f64({3}, {1, 1, 1}))) == "float64 [3] [3, 3, 3]");
   CHECK(text(scaled(f64({1}, {1}))) == "float64 [1] [1]");  // outside any map: one lane
-  // Another named map of the same count: its axis is another name.
+  // Another named map of the same count: its axis is another name. (The
+  // function gathers over whichever of the two maps runs around it.)
   rune::Axis other = rune::axis();
-  auto gathered = rune::jit([&](const Tensor& r) { return nx::sum(rune::lanes(rune::lane_count(rows) > 1 ? rows : other, r)); });
+  auto running = [&] { return rune::lane_count(rows) > 1 ? rows : other; };
+  auto gathered = rune::jit([&](const Tensor& r) { return nx::sum(rune::lanes(running(), r)); });
   (void)rune::vmap([&](const Tensor& r) { return gathered(r); }, rows)(f64({2}, {1, 2}));
   CHECK(text(rune::vmap([&](const Tensor& r) { return gathered(r); }, other)(f64({2}, {1, 2}))) ==
         "float64 [2] [3, 3]");

@@ -134,7 +134,7 @@ template <class F> class Compiled {
 
     explicit State(JitOptions o) : options(o) {}
     const JitOptions options;
-    mutable std::mutex mutex;      // guards the cache, its order of use and the latest key
+    std::mutex mutex;              // guards the cache, its order of use and the latest key
     std::recursive_mutex tracing;  // held while tracing
     std::unordered_map<detail::CallKey, Slot, detail::CallKeyHash> cache;
     std::list<const detail::CallKey*> by_use;  // the cache's keys, most recently used first
