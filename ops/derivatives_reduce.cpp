@@ -59,12 +59,12 @@ Tensor reduce_jvp(Prim p, std::span<const Tensor> x, std::span<const Tensor> t, 
   if (zero(t[0])) return Tensor();
   const Axes& axes = params.axes;
   switch (p) {
-    case Prim::reduce_sum: return sum(t[0], axes);
-    case Prim::reduce_prod: return sum(t[0] * product_of_others(x[0], axes), axes);
+    case Prim::reduce_sum: return summed(t[0], axes);
+    case Prim::reduce_prod: return summed(t[0] * product_of_others(x[0], axes), axes);
     case Prim::reduce_max:
     case Prim::reduce_min: {
       Tensor ties = cast(equal(x[0], kept(y, x[0].shape(), axes)), x[0].dtype());
-      return sum(t[0] * ties, axes) / sum(ties, axes);
+      return summed(t[0] * ties, axes) / summed(ties, axes);
     }
     default: return Tensor();
   }
