@@ -31,6 +31,13 @@ std::int64_t elements(std::span<const ir::TensorType> types) {
   return n;
 }
 
+// "float64 [2]", or "(float64 [2], float32 [])" for several values.
+std::string types_text(std::span<const ir::TensorType> types) {
+  std::string text;
+  for (const ir::TensorType& t : types) text += (text.empty() ? "" : ", ") + nx::ops::to_string(t);
+  return types.size() == 1 ? text : "(" + text + ")";
+}
+
 std::vector<ir::TensorType> output_types(const ir::Equation& eq, std::span<const ir::TensorType> in) {
   auto fail = [](const std::string& m) { nx::ops::fail("rune::root", m); };
   if (eq.programs.size() != 1) fail("a root has one residual program, not " + std::to_string(eq.programs.size()));
@@ -52,6 +59,10 @@ std::vector<ir::TensorType> output_types(const ir::Equation& eq, std::span<const
   for (const ir::TensorType& t : point)
     if (t.dtype != point[0].dtype || !nx::is_inexact(t.dtype))
       fail("the point's values must share one real or complex dtype, got " + nx::ops::to_string(t));
+  // (the derivative solves the residual's Jacobian with its right-hand side in one dtype)
+  for (const ir::TensorType& t : values)
+    if (!point.empty() && t.dtype != point[0].dtype)
+      fail("the residual returns " + types_text(values) + " where the point is " + types_text(point));
   return point;
 }
 
@@ -176,6 +187,11 @@ std::vector<nx::Tensor> bind_root(std::shared_ptr<const ir::Program> residual,
   eq.kind = ir::OpKind::root;
   eq.info = ir::RootInfo{point_count, std::move(linear_solve)};
   eq.programs = {std::move(residual)};
+  // Typed here, so that a mistake is refused by rune::root eagerly too (the
+  // eager rule only gives the point back; a trace types what it records).
+  std::vector<ir::TensorType> types;
+  for (const nx::Tensor& t : inputs) types.push_back(nx::ops::type_of(t));
+  ir::construct_output_types(eq, types);
   return ir::bind_construct(eq, inputs, "rune::root");
 }
 

@@ -513,3 +513,24 @@ TEST_CASE("an error in root's residual, remat's function or collect's body says 
   CHECK_THROWS_WITH(rune::jit(counted)(a), broadcast + "the body of rune::collect called at test_loops.cpp:" +
                                                std::to_string(collect_line) + ", under rune::jit)");
 }
+
+TEST_CASE("root: a residual of another dtype than the point's is refused by root itself") {
+  const Tensor a = vec({4., 9.});
+  auto narrowed = [](const Tensor& v) {
+    return rune::root([v](const Tensor& x) { return nx::cast(x * x - v, nx::float32); }, [v] { return nx::sqrt(v); });
+  };
+  const std::string refused = "rune::root: the residual returns float32 [2] where the point is float64 [2]";
+  CHECK_THROWS_AS(narrowed(a), std::invalid_argument);
+  CHECK_THROWS_WITH(narrowed(a), refused);
+  CHECK_THROWS_WITH(rune::grad([&](const Tensor& v) { return nx::sum(narrowed(v)); }, a), refused);
+  CHECK_THROWS_WITH(rune::jit(narrowed)(a), refused);
+  // Several values: each named.
+  auto pair = [](const Tensor& v) {
+    return rune::root([v](const std::pair<Tensor, Tensor>& x) {
+                        return std::pair{x.first - v, nx::cast(x.second, nx::float32)};
+                      },
+                      [v] { return std::pair{v, nx::zeros(nx::float64, {})}; });
+  };
+  CHECK_THROWS_WITH(pair(a), "rune::root: the residual returns (float64 [2], float32 []) where the point is "
+                             "(float64 [2], float64 [])");
+}
