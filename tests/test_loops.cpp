@@ -533,4 +533,15 @@ TEST_CASE("root: a residual of another dtype than the point's is refused by root
   };
   CHECK_THROWS_WITH(pair(a), "rune::root: the residual returns (float64 [2], float32 []) where the point is "
                              "(float64 [2], float64 [])");
+  // The same root in program text: refused where it is parsed.
+  const char* text =
+      "program (%0)\n"
+      "  %1 : float64 [2] at CPU = root point (%0), captures ()\n"
+      "    residual\n"
+      "      program (%2)\n"
+      "        %3 : float32 [2] at CPU = Map [convert<float32>(x0)] (x0: float64 [2] at CPU)\n"
+      "          with x0 = %2\n"
+      "        return %3\n"
+      "  return %1\n";
+  CHECK_THROWS_WITH(rune::parse_program(text), "rune::parse_program: line 2, column 29: " + refused);
 }
