@@ -98,6 +98,19 @@ std::vector<Tensor> jacobian_along(const ir::Program& residual, std::span<const 
   return out;
 }
 
+// dF/dx as a matrix, built column by column ([0, 0] at a point of no
+// elements: a map of no lanes).
+Tensor jacobian_matrix(const ir::Program& residual, std::span<const Tensor> point, std::span<const Tensor> captures) {
+  const Tensor x = flat(point);
+  const std::int64_t size = x.numel();
+  if (size == 0) return nx::zeros(x.dtype(), {0, 0});
+  const Tensor basis = nx::eye(x.dtype(), size);
+  std::vector<Tensor> columns;
+  for (std::int64_t j = 0; j < size; ++j)
+    columns.push_back(flat(jacobian_along(residual, point, captures, unflat(nx::get(basis, j), point))));
+  return nx::stack(columns, 1);
+}
+
 std::vector<Tensor> jvp(ad::JvpTrace& trace, const ir::Equation& eq, std::span<const Tensor> inputs) {
   const auto n = std::size_t(info(eq).point_count);
   std::vector<Tensor> primals;
@@ -125,13 +138,8 @@ std::vector<Tensor> jvp(ad::JvpTrace& trace, const ir::Equation& eq, std::span<c
     detail::LinearOperator op = [&](std::span<const Tensor> v) { return jacobian_along(residual, point, captures, v); };
     dx = solver->solve(op, rhs);
   } else {
-    const Tensor x = flat(point);
-    const std::int64_t size = x.numel();
-    const Tensor basis = nx::eye(x.dtype(), size);
-    std::vector<Tensor> columns;
-    for (std::int64_t j = 0; j < size; ++j)
-      columns.push_back(flat(jacobian_along(residual, point, captures, unflat(nx::get(basis, j), point))));
-    const Tensor jacobian = nx::stack(columns, 1);
+    const std::int64_t size = flat(point).numel();
+    const Tensor jacobian = jacobian_matrix(residual, point, captures);
     dx = unflat(nx::reshape(nx::solve(jacobian, nx::reshape(flat(rhs), {size, 1})), {size}), point);
   }
   std::vector<Tensor> out;

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <functional>
 #include <cmath>
 #include <string>
 
@@ -544,4 +545,34 @@ TEST_CASE("root: a residual of another dtype than the point's is refused by root
       "        return %3\n"
       "  return %1\n";
   CHECK_THROWS_WITH(rune::parse_program(text), "rune::parse_program: line 2, column 29: " + refused);
+}
+
+TEST_CASE("every construct under a map of no lanes gives empty results of its type, with derivatives") {
+  auto by_newton = [](const Tensor& a) {
+    return rune::root([a](const Tensor& x) { return x * x - a; }, [a] { return newton(50)(a); });
+  };
+  auto by_sqrt = [](const Tensor& a) { return rune::root([a](const Tensor& x) { return x * x - a; }, [a] { return nx::sqrt(a); }); };
+  auto branch = [](const Tensor& a) { return rune::cond(nx::greater(nx::sum(a), 2.), [a] { return a * a; }, [a] { return a; }); };
+  auto running = [](const Tensor& a) {
+    auto step = [](const Tensor& c, const Tensor& e) { return std::pair{c + e, c}; };
+    return a * rune::scan(step, nx::scalar(nx::float64, 0.), nx::reshape(a, {-1})).first;
+  };
+  auto kept = rune::remat([](const Tensor& a) { return nx::sin(a); });
+  const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&)>>> constructs{
+      {"iterate", newton(50)}, {"root solved by iterate", by_newton}, {"root", by_sqrt},
+      {"cond", branch},        {"scan", running},                    {"remat", kept}};
+  for (const nx::Shape& shape : {nx::Shape{0}, nx::Shape{0, 2}}) {
+    const Tensor none = nx::zeros(nx::float64, shape);
+    for (const auto& [name, f] : constructs) {
+      INFO(name << " over " << nx::to_string(shape));
+      const Tensor want = nx::zeros(nx::float64, shape);
+      CHECK(same_bits(rune::vmap(f)(none), want));
+      CHECK(same_bits(rune::jit(rune::vmap(f))(none), want));
+      auto total = [&](const Tensor& x) { return nx::sum(rune::vmap(f)(x)); };
+      CHECK(same_bits(rune::grad(total, none), want));
+      CHECK(same_bits(rune::jit(rune::grad(total))(none), want));
+      CHECK(same_bits(rune::vmap(rune::grad([&](const Tensor& x) { return nx::sum(f(x)); }))(none), want));
+      CHECK(same_bits(rune::jvp(rune::vmap(f), none, none).second, want));
+    }
+  }
 }
