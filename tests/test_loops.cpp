@@ -551,8 +551,12 @@ TEST_CASE("every construct under a map of no lanes gives empty results of its ty
   auto by_newton = [](const Tensor& a) {
     return rune::root([a](const Tensor& x) { return x * x - a; }, [a] { return newton(50)(a); });
   };
-  auto by_sqrt = [](const Tensor& a) { return rune::root([a](const Tensor& x) { return x * x - a; }, [a] { return nx::sqrt(a); }); };
-  auto branch = [](const Tensor& a) { return rune::cond(nx::greater(nx::sum(a), 2.), [a] { return a * a; }, [a] { return a; }); };
+  auto by_sqrt = [](const Tensor& a) {
+    return rune::root([a](const Tensor& x) { return x * x - a; }, [a] { return nx::sqrt(a); });
+  };
+  auto branch = [](const Tensor& a) {
+    return rune::cond(nx::greater(nx::sum(a), 2.), [a] { return a * a; }, [a] { return a; });
+  };
   auto running = [](const Tensor& a) {
     auto step = [](const Tensor& c, const Tensor& e) { return std::pair{c + e, c}; };
     return a * rune::scan(step, nx::scalar(nx::float64, 0.), nx::reshape(a, {-1})).first;

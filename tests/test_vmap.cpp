@@ -357,7 +357,8 @@ void check_every_axis_function(const LaneFunction& fn, const nx::Shape& lane) {
 
 TEST_CASE("reductions, flip, transpose and squeeze of every axis of a lane keep to the lane, with derivatives") {
   for (const LaneFunction& fn : every_axis_functions())
-    for (const nx::Shape& lane : {nx::Shape{}, nx::Shape{1}, nx::Shape{2}, nx::Shape{2, 1}}) check_every_axis_function(fn, lane);
+    for (const nx::Shape& lane : {nx::Shape{}, nx::Shape{1}, nx::Shape{2}, nx::Shape{2, 1}})
+      check_every_axis_function(fn, lane);
   // all, any and argmax/argmin (values; their derivatives are zero)
   const Tensor b = nx::create(nx::bool_, {3}, {1, 0, 1}), b2 = nx::create(nx::bool_, {3, 2}, {1, 0, 1, 1, 0, 0});
   CHECK(test::text(rune::vmap([](const Tensor& r) { return nx::all(r); })(b)) == "bool [3] [true, false, true]");
@@ -388,7 +389,8 @@ TEST_CASE("grad and jvp through a map of 0-d lanes: the issue's reproducers") {
   CHECK(test::text(rune::hessian([&](const Tensor& x) { return nx::sum(cubes(x) * w); }, v)) ==
         "float64 [3, 3] [[6, 0, 0], [0, 48, 0], [0, 0, 162]]");
   const Tensor m = f64({2, 3}, {1, 2, 3, 4, 5, 6});
-  auto nested = [&](const Tensor& x) { return nx::sum(rune::vmap(rune::vmap([](const Tensor& r) { return nx::sum(r * r); }))(x)); };
+  auto squares = rune::vmap(rune::vmap([](const Tensor& r) { return nx::sum(r * r); }));
+  auto nested = [&](const Tensor& x) { return nx::sum(squares(x)); };
   CHECK(test::text(rune::grad(nested, m)) == "float64 [2, 3] [[2, 4, 6], [8, 10, 12]]");
   // Newton's square root of each lane (from one step past 1): d sqrt(a)/da = 1 / (2 sqrt(a)).
   auto newton = [](const Tensor& a) {
