@@ -72,7 +72,7 @@ nx::Tensor BatchTrace::collective(ir::Prim p, const nx::Tensor& operand, const i
                   return std::make_exception_ptr(std::invalid_argument(why));
                 });
     const nx::Tensor all = stacked(operand);
-    if (!gather) return wrap(nx::sum(all, {0}));
+    if (!gather) return wrap(nx::sum(all, {0}, false, all.dtype()));
     nx::Shape rows = all.shape(), every = all.shape();
     rows.insert(rows.begin(), 1);
     every.insert(every.begin(), lanes_);

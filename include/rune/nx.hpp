@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <iosfwd>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -159,9 +160,12 @@ Tensor clamp(const Tensor& t, double lo, double hi);
 Tensor clamp(const Tensor& t, const Tensor& lo, const Tensor& hi);
 
 // ---- reductions (axes empty = every axis; negative axes count from the end)
-Tensor sum(const Tensor& t, const Axes& axes = {}, bool keepdims = false);
+// sum and prod accumulate in `dtype` (t is cast to it first); by default,
+// as NumPy: bool and signed integers narrower than int64 in int64, unsigned
+// ones in uint64, others in their own dtype.
+Tensor sum(const Tensor& t, const Axes& axes = {}, bool keepdims = false, std::optional<DType> dtype = std::nullopt);
 Tensor mean(const Tensor& t, const Axes& axes = {}, bool keepdims = false);
-Tensor prod(const Tensor& t, const Axes& axes = {}, bool keepdims = false);
+Tensor prod(const Tensor& t, const Axes& axes = {}, bool keepdims = false, std::optional<DType> dtype = std::nullopt);
 Tensor max(const Tensor& t, const Axes& axes = {}, bool keepdims = false);
 Tensor min(const Tensor& t, const Axes& axes = {}, bool keepdims = false);
 Tensor all(const Tensor& t, const Axes& axes = {}, bool keepdims = false);
