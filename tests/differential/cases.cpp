@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/kernels/kernels.hpp"
 #include "ops/primitive.hpp"
 #include <rune/rune.hpp>
 
@@ -303,6 +304,14 @@ Outcome attempt(const std::function<Tensor()>& f) {
   }
 }
 
+// A function of the operands: a primitive bound with its parameters, or a
+// composite nx function.
+using Function = std::function<Tensor(const std::vector<Tensor>&)>;
+
+Function bound(Prim p, const Params& q) {
+  return [p, q](const std::vector<Tensor>& xs) { return bind(p, xs, q); };
+}
+
 class Writer {
  public:
   explicit Writer(const std::string& path) : out_(path) {
@@ -312,36 +321,42 @@ class Writer {
   // One call of primitive p: eagerly, then compiled; the compiled result
   // is written only where its bits differ from eager's.
   void call(Prim p, const std::vector<Tensor>& operands, const Params& q) {
-    const Outcome eager = attempt([&] { return bind(p, operands, q); });
-    auto compiled = rune::jit([p, q](const std::vector<Tensor>& xs) { return bind(p, xs, q); });
-    const Outcome jit = attempt([&] { return compiled(operands); });
-    compiled_ += compiled.traces();
-    write(p, "call", operands, q, eager, jit);
+    run("call", std::string(info(p).name), operands, q, bound(p, q));
   }
 
-  // The derivatives of sum(p(operands) * weights) in the float operands.
-  void gradient(Prim p, const std::vector<Tensor>& operands, const Params& q, Rng& rng) {
-    const Outcome y = attempt([&] { return bind(p, operands, q); });
+  // One call of a composite nx function (named as compare.py knows it;
+  // q holds its axes), eagerly and compiled.
+  void composite(const std::string& name, const std::vector<Tensor>& operands, const Params& q, const Function& f) {
+    run("composite", name, operands, q, f);
+  }
+
+  // The derivatives of sum(f(operands) * weights) in the operands (float64).
+  void gradient(const std::string& name, const std::vector<Tensor>& operands, const Params& q, const Function& f,
+                Rng& rng) {
+    const Outcome y = attempt([&] { return f(operands); });
     if (!y.error.empty()) throw std::logic_error("differential: a gradient case fails: " + y.error);
     const Tensor weights = tensor(uniform(y.value.numel(), 0.5, 2, rng), y.value.shape());
     std::vector<Tensor> grads;
     std::string error;
     try {
-      grads = rune::grad([&](const std::vector<Tensor>& xs) { return nx::sum(bind(p, xs, q) * weights); }, operands);
+      grads = rune::grad([&](const std::vector<Tensor>& xs) { return nx::sum(f(xs) * weights); }, operands);
     } catch (const std::exception& e) {
       error = e.what();
     }
-    out_ << "{\"kind\":\"grad\",\"prim\":" << quoted(std::string(info(p).name)) << ",\"operands\":" << json(operands)
+    out_ << "{\"kind\":\"grad\",\"prim\":" << quoted(name) << ",\"operands\":" << json(operands)
          << ",\"params\":" << json(q) << ",\"weights\":" << json(weights) << ",\"grads\":" << json(grads);
     if (!error.empty()) out_ << ",\"error\":" << quoted(error);
     out_ << "}\n";
     ++count_;
   }
+  void gradient(Prim p, const std::vector<Tensor>& operands, const Params& q, Rng& rng) {
+    gradient(std::string(info(p).name), operands, q, bound(p, q), rng);
+  }
 
   // A case computed by the caller (the collectives, which only a map computes).
   void computed(Prim p, const std::vector<Tensor>& operands, const Params& q, const Outcome& eager,
                 const Outcome& jit) {
-    write(p, "call", operands, q, eager, jit);
+    write("call", std::string(info(p).name), operands, q, eager, jit);
   }
 
   void line(const std::string& text) { out_ << text << "\n"; }
@@ -350,10 +365,19 @@ class Writer {
   std::int64_t compiled() const { return compiled_; }
 
  private:
-  void write(Prim p, const char* kind, const std::vector<Tensor>& operands, const Params& q, const Outcome& eager,
-             const Outcome& jit) {
-    out_ << "{\"kind\":\"" << kind << "\",\"prim\":" << quoted(std::string(info(p).name))
-         << ",\"operands\":" << json(operands) << ",\"params\":" << json(q);
+  void run(const char* kind, const std::string& name, const std::vector<Tensor>& operands, const Params& q,
+           const Function& f) {
+    const Outcome eager = attempt([&] { return f(operands); });
+    auto compiled = rune::jit(f);
+    const Outcome jit = attempt([&] { return compiled(operands); });
+    compiled_ += compiled.traces();
+    write(kind, name, operands, q, eager, jit);
+  }
+
+  void write(const char* kind, const std::string& name, const std::vector<Tensor>& operands, const Params& q,
+             const Outcome& eager, const Outcome& jit) {
+    out_ << "{\"kind\":\"" << kind << "\",\"prim\":" << quoted(name) << ",\"operands\":" << json(operands)
+         << ",\"params\":" << json(q);
     if (eager.error.empty()) out_ << ",\"result\":" << json(eager.value);
     else out_ << ",\"error\":" << quoted(eager.error);
     if (!jit.error.empty()) {
@@ -619,6 +643,42 @@ void gradient_cases(Writer& w, Prim p, Rng& rng) {
   }
 }
 
+// ---- composites: nx functions built of primitives whose answers the
+// issues found wrong (16-bit means and logsumexp of many elements, sigmoid
+// and its derivative far out, NumPy's integer sums)
+
+// A reduction over `axes` (a lambda: the nx functions have defaulted arguments).
+template <class F> Function reduced(F f, const nx::Axes& axes) {
+  return [f, axes](const std::vector<Tensor>& xs) { return f(xs[0], axes); };
+}
+const auto mean = [](const Tensor& t, const nx::Axes& axes) { return nx::mean(t, axes); };
+const auto logsumexp = [](const Tensor& t, const nx::Axes& axes) { return nx::logsumexp(t, axes); };
+const auto sum = [](const Tensor& t, const nx::Axes& axes) { return nx::sum(t, axes); };
+
+void composite_cases(Writer& w, Rng& rng) {
+  for (DType dt : {nx::float16, nx::bfloat16, nx::float32, nx::float64, nx::complex64, nx::complex128}) {
+    std::vector<std::pair<Tensor, nx::Axes>> operands = {{mixed_tensor(dt, {6, 11}, rng), {1}},
+                                                         {random_tensor(dt, {3, 0}, rng), {1}},
+                                                         {nx::full(dt, {70000}, 0.01), {}},
+                                                         {nx::ones(dt, {140000}), {}},
+                                                         {nx::ones(dt, {100, 1000}), {}}};
+    for (const auto& [x, axes] : operands) {
+      Params q;
+      q.axes = axes;
+      w.composite("mean", {x}, q, reduced(mean, axes));
+      if (!nx::is_complex(dt)) w.composite("logsumexp", {x}, q, reduced(logsumexp, axes));
+    }
+    if (!nx::is_complex(dt)) w.composite("logsumexp", {nx::zeros(dt, {70000})}, {}, reduced(logsumexp, {}));
+  }
+  const Function sigmoid = [](const std::vector<Tensor>& xs) { return nx::sigmoid(xs[0]); };
+  for (DType dt : {nx::float16, nx::bfloat16, nx::float32, nx::float64})
+    w.composite("sigmoid", {tensor(joined(specials(dt), random(dt, 64, rng)))}, {}, sigmoid);
+  w.gradient("sigmoid", {tensor(joined(uniform(16, -4, 4, rng), derivative_specials()))}, {}, sigmoid, rng);
+  // nx::sum with no dtype: NumPy sums integers of fewer bits in int64 (uint64 for unsigned)
+  for (DType dt : {nx::int8, nx::int16, nx::int32, nx::uint8, nx::uint32})
+    w.composite("sum", {nx::full(dt, {10000}, 20)}, {}, reduced(sum, {}));
+}
+
 // ---- the table
 
 void primitive_cases(Writer& w, Prim p, Rng& rng) {
@@ -650,10 +710,11 @@ int main(int argc, char** argv) {
   }
   try {
     Writer w(argv[1]);
-    w.line("{\"kind\":\"table\",\"prims\":" +
+    w.line("{\"kind\":\"table\",\"simd\":" + quoted(nx::ops::kernels::table().arch) + ",\"prims\":" +
            listed(prim_infos, [](const PrimInfo& I) { return quoted(std::string(I.name)); }) + "}");
     Rng rng{25};
     for (int i = 0; i < prim_count; ++i) primitive_cases(w, Prim(i), rng);
+    composite_cases(w, rng);
     std::printf("differential_cases: %d cases of %d primitives, %lld compiled\n", w.count(), prim_count,
                 static_cast<long long>(w.compiled()));
   } catch (const std::exception& e) {

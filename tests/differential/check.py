@@ -9,10 +9,10 @@ import json
 import numpy as np
 
 import gradients
-from reference import REFERENCES, refuses
+from reference import COMPOSITES, REFERENCES, refuses
 from values import COMPLEX, FLOATS, REAL_OF, ROUNDOFF, Value, decode, narrow, ulp_distance
 
-KINDS = ('nan', 'inf', 'zero_sign', 'value', 'shape', 'error', 'jit')
+KINDS = ('nan', 'inf', 'zero_sign', 'value', 'shape', 'dtype', 'error', 'jit')
 
 
 def float_mismatches(got, want, dtype, tolerance):
@@ -44,7 +44,7 @@ def complex_mismatches(got, want, dtype, tolerance):
     infinities per part and the distance relative to the expected magnitude."""
     real = REAL_OF[dtype]
     if tolerance.kind != 'relative':
-        parts = [float_mismatches(np.ascontiguousarray(p(got)), np.ascontiguousarray(p(want)), real, tolerance)
+        parts = [float_mismatches(np.array(p(got), order='C'), np.array(p(want), order='C'), real, tolerance)
                  for p in (np.real, np.imag)]
         return np.where(parts[0] != None, parts[0], parts[1])  # noqa: E711
     g, w = got.astype(np.complex128), want.astype(np.complex128)
@@ -66,8 +66,8 @@ def mismatches(got, want, tolerance):
         return np.full(got.array.shape, None if np.isnan(got.wide()).any() else 'nan', dtype=object)
     if want.shape != got.array.shape:
         return np.array(['shape'], dtype=object)
-    want = np.ascontiguousarray(want)
-    got_array = np.ascontiguousarray(got.array)
+    want = np.array(want, order='C')
+    got_array = np.array(got.array, order='C')
     if got.dtype in FLOATS:
         return float_mismatches(got_array, want, got.dtype, tolerance)
     if got.dtype in COMPLEX:
@@ -134,9 +134,13 @@ def check_call(record, tally):
         tally.add(prim, key, 'error', 1, 'rune computes what NumPy refuses')
         return
     got = decode(record['result'])
-    want, tolerance = REFERENCES[prim](operands, params, got.dtype)
+    table = COMPOSITES if record['kind'] == 'composite' else REFERENCES
+    want, tolerance = table[prim](operands, params, got.dtype)
     if want is not None and not isinstance(want, np.ndarray):
         want = np.asarray(want)
+    if record['kind'] == 'composite' and want is not None and want.dtype != got.array.dtype:
+        tally.add(prim, key, 'dtype', 1, 'rune %s, NumPy %s' % (got.dtype, want.dtype))
+        return
     if want is not None and got.dtype == 'bfloat16' and want.dtype != np.uint16:
         want = narrow(want, 'bfloat16')
     kind = mismatches(got, want if want is not None else got.array, tolerance)
@@ -148,19 +152,26 @@ def check_call(record, tally):
 
 
 class Known:
-    """known.txt: `primitive dtypes kind  # issue 25 item N: why`, each of
-    the first three a shell pattern (grad:name for a derivative)."""
+    """known.txt: `primitive dtypes kind [simd=LEVEL,...]  # issue 25 item N:
+    why`, the first three shell patterns (grad:name for a derivative); a
+    line with simd= holds at those instruction sets only (the kernels'
+    names: generic, sse2, avx2, avx512)."""
 
-    def __init__(self, path):
+    def __init__(self, path, simd, derivatives):
         self.entries = []
         with open(path) as f:
             for line in f:
                 text = line.split('#', 1)[0].split()
                 if not text:
                     continue
+                levels = None
+                if len(text) == 4 and text[3].startswith('simd='):
+                    levels = text.pop()[len('simd='):].split(',')
                 if len(text) != 3:
-                    raise SystemExit('differential: a known.txt line needs 3 fields: ' + line.strip())
-                self.entries.append((tuple(text), line.strip()))
+                    raise SystemExit('differential: a known.txt line needs 3 fields and simd=: ' + line.strip())
+                applies = (levels is None or simd in levels) and (derivatives or not text[0].startswith('grad:'))
+                if applies:
+                    self.entries.append((tuple(text), line.strip()))
         self.used = set()
 
     def match(self, prim, key, kind):
@@ -174,29 +185,34 @@ class Known:
 def check_file(cases_path, known_path, verbose):
     tally = Tally()
     table = []
+    simd = None
     grads = []
+    composites = 0
     with open(cases_path) as f:
         for line in f:
             record = json.loads(line)
             if record['kind'] == 'table':
-                table = record['prims']
+                table, simd = record['prims'], record['simd']
             elif record['kind'] == 'grad':
                 grads.append(record)
+            elif record['kind'] == 'composite':
+                composites += 1
+                check_call(record, tally)
             else:
                 tally.cases += 1
                 check_call(record, tally)
     failed = False
-    seen = {p for (p, _, _) in tally.count} | set()
     missing_cases = [p for p in table if p not in covered(cases_path)]
     missing_reference = [p for p in table if p not in REFERENCES]
     if missing_cases or missing_reference:
         print('differential: primitives without cases: %s; without a NumPy reference in reference.py: %s'
               % (missing_cases, missing_reference))
         failed = True
-    print('differential: %d cases of %d primitives against NumPy %s' % (tally.cases, len(table), np.__version__))
-    grad_note = gradients.check(grads, tally)
-    print(grad_note)
-    known = Known(known_path)
+    print('differential: %d cases of %d primitives and %d of composite functions against NumPy %s (kernels: %s)'
+          % (tally.cases, len(table), composites, np.__version__, simd))
+    derivatives, note = gradients.check(grads, tally)
+    print(note)
+    known = Known(known_path, simd, derivatives)
     new = 0
     for (prim, key, kind), n in sorted(tally.count.items()):
         is_known = known.match(prim, key, kind)
@@ -213,7 +229,6 @@ def check_file(cases_path, known_path, verbose):
     if new:
         print('differential: %d kinds of mismatch not in known.txt' % new)
         failed = True
-    del seen
     return 1 if failed else 0
 
 
@@ -222,6 +237,6 @@ def covered(cases_path):
     with open(cases_path) as f:
         for line in f:
             r = json.loads(line)
-            if r['kind'] != 'table':
+            if r['kind'] == 'call':
                 prims.add(r['prim'])
     return prims

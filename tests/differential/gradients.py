@@ -16,6 +16,7 @@ def torch_functions(torch):
         'rsqrt': torch.rsqrt, 'sin': torch.sin, 'cos': torch.cos, 'tan': torch.tan, 'tanh': torch.tanh,
         'sinh': torch.sinh, 'cosh': torch.cosh, 'asin': torch.asin, 'acos': torch.acos, 'atan': torch.atan,
         'erf': torch.erf, 'floor': torch.floor, 'ceil': torch.ceil, 'round': torch.round,
+        'sigmoid': torch.sigmoid,
     }
     binary = {
         'add': torch.add, 'sub': torch.sub, 'mul': torch.mul, 'div': torch.div, 'pow': torch.pow,
@@ -61,11 +62,12 @@ def mismatch_kinds(got, want):
 
 
 def check(records, tally):
-    """Adds the derivatives' mismatches to the tally; says what it did."""
+    """Adds the derivatives' mismatches to the tally; gives whether they
+    were checked and a line saying so."""
     try:
         import torch
     except ImportError:
-        return 'differential: derivatives skipped: python3-torch is absent (make bench installs it)'
+        return False, 'differential: derivatives skipped: python3-torch is absent (make bench installs it)'
     functions = torch_functions(torch)
     checked = 0
     for record in records:
@@ -89,4 +91,4 @@ def check(records, tally):
                     tally.add(key, 'float64', k, int(at.size),
                               'operand %d at %d (operands %s): rune %r, PyTorch %r'
                               % (i, j, inputs, got.ravel()[j].item(), want[i].ravel()[j].item()))
-    return 'differential: %d derivative cases against PyTorch %s (float64 autograd)' % (checked, torch.__version__)
+    return True, 'differential: %d derivative cases against PyTorch %s (float64 autograd)' % (checked, torch.__version__)

@@ -300,9 +300,15 @@ def count(shape, axes):
     return int(np.prod([shape[a] for a in axes])) if axes else 1
 
 
+def accumulation_roundoff(dtype):
+    """16-bit floats are summed in float32 and rounded once (issue 25 item 12)."""
+    return ROUNDOFF['float32'] if dtype in ('float16', 'bfloat16') else ROUNDOFF[dtype]
+
+
 def bounded_sum(x, params, result):
     """Sums in any order: within (n + 1) roundoffs of the sum of magnitudes
-    (checked where the finite elements cannot overflow)."""
+    (checked where the finite elements cannot overflow; 16-bit: float32's
+    roundoffs, then one rounding)."""
     axes = reduced_axes(params)
     if result not in FLOATS and result not in COMPLEX:
         return np.add.reduce(x.array, axis=axes, dtype=STORAGE[result]), EXACT
@@ -311,7 +317,9 @@ def bounded_sum(x, params, result):
     want = np.add.reduce(w.astype(wide), axis=axes)
     magnitude = np.add.reduce(finite_magnitudes(w), axis=axes)
     real = REAL_OF.get(result, result)
-    bound = (count(w.shape, axes) + 1) * ROUNDOFF[result] * magnitude + 2 * SMALLEST_SUBNORMAL[real]
+    bound = (count(w.shape, axes) + 1) * accumulation_roundoff(result) * magnitude + 2 * SMALLEST_SUBNORMAL[real]
+    if result in ('float16', 'bfloat16'):  # then rounded once
+        bound = bound + ROUNDOFF[result] * np.abs(want)
     return narrow(want, result), Tolerance('bound', bound=bound, unchecked=magnitude > LARGEST[real],
                                            nan_in=np.logical_or.reduce(has_nan(w), axis=axes))
 
@@ -547,3 +555,59 @@ def refuses(prim, operands, params):
     if prim in ('argmax', 'argmin'):
         return operands[0].array.shape[params['axis']] == 0
     return False
+
+
+# ---- composites: nx functions built of primitives (cases.cpp's composite_cases)
+
+def every_axis(params, ndim):
+    """The axes of an nx reduction: none given reduces every one."""
+    return {'axes': params['axes'] or list(range(ndim))}
+
+
+def mean(ops, params, result):
+    """As sum, divided by the count once."""
+    x = ops[0]
+    params = every_axis(params, x.array.ndim)
+    axes = reduced_axes(params)
+    n = count(x.array.shape, axes)
+    total, tolerance = bounded_sum(x, params, result)
+    w = x.wide()
+    wide = np.clongdouble if result in COMPLEX else np.longdouble
+    nan = complex(np.nan, np.nan) if result in COMPLEX else np.nan
+    want = np.add.reduce(w.astype(wide), axis=axes) / n if n else np.full(total.shape, nan, wide)
+    bound = (tolerance.bound / max(n, 1)) + 2 * ROUNDOFF[result] * np.abs(want)
+    return narrow(want, result), Tolerance('bound', bound=bound, unchecked=tolerance.unchecked,
+                                           nan_in=tolerance.nan_in | (n == 0))
+
+
+def logsumexp(ops, params, result):
+    """log(sum(exp(x))), computed stably in long double; within (n + 8)
+    roundoffs of max(|result|, 1)."""
+    x = ops[0]
+    axes = tuple(every_axis(params, x.array.ndim)['axes'])
+    w = x.wide().astype(np.longdouble)
+    top = np.maximum.reduce(np.where(np.isnan(w), -np.inf, w), axis=axes, keepdims=True, initial=-np.inf)
+    shift = np.where(np.isfinite(top), top, 0)
+    want = np.log(np.add.reduce(np.exp(w - shift), axis=axes, keepdims=True)) + shift
+    want = np.where(np.isinf(top) & (top > 0), np.inf, want)
+    want = np.squeeze(want, axis=axes) if axes else want
+    bound = (count(x.array.shape, axes) + 8) * ROUNDOFF[result] * np.maximum(np.abs(want), 1)
+    nan_in = np.logical_or.reduce(np.isnan(w), axis=axes)
+    want = np.where(nan_in, np.nan, want)
+    return narrow(want, result), Tolerance('bound', bound=bound, unchecked=np.zeros(want.shape, bool), nan_in=nan_in)
+
+
+def sigmoid(ops, params, result):
+    """1 / (1 + exp(-x)) (docs/nx.md), within 4 ulps: a composite of
+    primitives, each rounding (16-bit ones too)."""
+    w = ops[0].wide().astype(np.longdouble)
+    return narrow(1 / (1 + np.exp(-w)), result), Tolerance('ulps', ulps=4)
+
+
+def numpy_sum(ops, params, result):
+    """NumPy's sum without a dtype: integers of fewer bits than the
+    platform's sum in int64 (unsigned: uint64)."""
+    return np.sum(ops[0].array), EXACT
+
+
+COMPOSITES = {'mean': mean, 'logsumexp': logsumexp, 'sigmoid': sigmoid, 'sum': numpy_sum}
