@@ -23,8 +23,7 @@ with NumPy is found; the derivative part is skipped with a message where
 PyTorch is absent.
 """
 import argparse
-import collections
-import json
+import importlib
 import os
 import subprocess
 import sys
@@ -34,7 +33,7 @@ def find_numpy():
     """This interpreter if it has NumPy, else the system's python3 (a
     virtual environment may hide the system's packages), else None."""
     try:
-        import numpy  # noqa: F401
+        importlib.import_module('numpy')
         return sys.executable
     except ImportError:
         pass

@@ -507,16 +507,14 @@ def random_bits(key, params, result):
 # ---- collectives (each lane's value of a map of params.shape[0] lanes)
 
 def lanes_gather(x, params, result):
+    """Every lane: the whole of x."""
     n = x.array.shape[0]
     return np.broadcast_to(x.array, (n,) + x.array.shape).copy(), EXACT
 
 
 def lanes_sum(x, params, result):
+    """Lane i: the sum of every lane's row i (x: each lane's rows, stacked)."""
     return bounded_sum(x, {'axes': [0]}, result)
-
-
-def elementwise(table):
-    return lambda operands, params, result: table(*operands, result)
 
 
 def with_params(f):
