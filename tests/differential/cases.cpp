@@ -641,6 +641,11 @@ void gradient_cases(Writer& w, Prim p, Rng& rng) {
     w.gradient(p, {nx::create(f64, {3, 4}, {1, 3, 3, 0, 0, 2, 0, -1, NAN, 1, -0., 0})}, q, rng);  // ties, zeros, NaN
   } else if (p == Prim::matmul) {
     w.gradient(p, {tensor(uniform(6, -1, 1, rng), {2, 3}), tensor(uniform(12, -1, 1, rng), {3, 4})}, {}, rng);
+  } else if (p == Prim::solve) {
+    w.gradient(p, {dominant(f64, {3, 3}, rng), tensor(uniform(6, -1, 1, rng), {3, 2})}, {}, rng);
+  } else if (p == Prim::cholesky) {  // symmetric positive definite: a a^T + 3
+    const Tensor a = tensor(uniform(9, -1, 1, rng), {3, 3});
+    w.gradient(p, {nx::matmul(a, nx::transpose(a)) + nx::eye(f64, 3) * 3.}, {}, rng);
   }
 }
 

@@ -16,12 +16,12 @@ def torch_functions(torch):
         'rsqrt': torch.rsqrt, 'sin': torch.sin, 'cos': torch.cos, 'tan': torch.tan, 'tanh': torch.tanh,
         'sinh': torch.sinh, 'cosh': torch.cosh, 'asin': torch.asin, 'acos': torch.acos, 'atan': torch.atan,
         'erf': torch.erf, 'floor': torch.floor, 'ceil': torch.ceil, 'round': torch.round,
-        'sigmoid': torch.sigmoid,
+        'sigmoid': torch.sigmoid, 'cholesky': torch.linalg.cholesky,
     }
     binary = {
         'add': torch.add, 'sub': torch.sub, 'mul': torch.mul, 'div': torch.div, 'pow': torch.pow,
         'maximum': torch.maximum, 'minimum': torch.minimum, 'atan2': torch.atan2, 'mod': torch.fmod,
-        'matmul': torch.matmul,
+        'matmul': torch.matmul, 'solve': torch.linalg.solve,
     }
     reduce = {
         'reduce_sum': lambda x, axes: torch.sum(x, dim=axes),
