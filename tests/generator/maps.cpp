@@ -71,7 +71,8 @@ int first_mapped(Builder& b) {
     shape.insert(shape.begin(), 0);
     return b.constant(random_tensor(b.rng, Type{b.random_dtype(), shape}, b.gradient()));
   }
-  const bool scalar = on("scalar_lanes") && b.rng.chance(0.4);
+  if (!on("lanes") && !on("scalar_lanes")) return -1;
+  const bool scalar = on("scalar_lanes") && (!on("lanes") || b.rng.chance(0.4));
   return b.pick([&](const Type& t) { return mappable(t, scalar); });
 }
 
