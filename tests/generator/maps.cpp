@@ -68,6 +68,7 @@ bool mappable(const Type& t, bool scalar) {
 int first_mapped(Builder& b) {
   if (on("zero_lanes") && b.rng.chance(0.15)) {
     nx::Shape shape = b.random_shape(2);
+    if (shape.empty() && !on("scalar_lanes")) shape.push_back(b.random_dim());
     shape.insert(shape.begin(), 0);
     return b.constant(random_tensor(b.rng, Type{b.random_dtype(), shape}, b.gradient()));
   }
