@@ -12,7 +12,7 @@ namespace {
 std::vector<Generator> all_generators() {
   std::vector<Generator> all;
   for (auto family : {elementwise_generators(), shape_generators(), indexing_generators(), linalg_generators(),
-                      random_generators(), scan_generators(), construct_generators()})
+                      random_generators(), scan_generators(), construct_generators(), map_generators()})
     all.insert(all.end(), family.begin(), family.end());
   return all;
 }
