@@ -36,14 +36,22 @@ class BatchTrace final : public ir::Trace {
   }
 
   bool runs_map(std::uint64_t axis) const override { return axis != 0 && axis == axis_; }
-  // rune::lanes on this map is computed with a check that no lane is
-  // `stopped` (a bool per lane), which throws std::invalid_argument
-  // "rune::lanes: <why>" when one is (an iterate's step, whose stopped lanes
-  // take no trip of their own).
-  void guard_gathering(nx::Tensor stopped, std::string why) {
-    stopped_ = std::move(stopped);
+  // Idle lanes (a bool per lane, a value below this map): lanes that
+  // compute nothing of their own here (the lanes of a cond that took
+  // another branch, an iterate's stopped lanes). They compute a donor lane's
+  // values in their place, whose results are dropped; their effects (checks,
+  // callbacks) do not run, an iterate counts them stopped, and rune::lanes
+  // on this map throws std::invalid_argument "rune::lanes: <why>" when one
+  // is idle (it has no value of its own to gather).
+  void set_idle(nx::Tensor idle, std::string why) {
+    idle_ = std::move(idle);
     gathering_refused_ = std::move(why);
   }
+  // A map that a batching rule makes to trace a construct's sub-program
+  // over the lanes of `map` has its idle lanes.
+  void inherit_idle(const BatchTrace& map) { set_idle(map.idle_, map.gathering_refused_); }
+  // Undefined when no lane is idle.
+  const nx::Tensor& idle() const { return idle_; }
 
   nx::Tensor process(ir::Prim p, std::span<const nx::Tensor> operands, const ir::Params& params,
                      const ir::TensorType& type) override;
@@ -53,10 +61,11 @@ class BatchTrace final : public ir::Trace {
   std::int64_t lanes_;
   std::uint64_t axis_;
   std::vector<std::uint64_t> per_lane_totals_;
-  nx::Tensor stopped_;
+  nx::Tensor idle_;
   std::string gathering_refused_;
 
   nx::Tensor collective(ir::Prim p, const nx::Tensor& operand, const ir::Params& params);
+  std::vector<nx::Tensor> unless_idle(const ir::Equation& eq, std::span<const nx::Tensor> lane, std::int64_t i);
 };
 
 // The innermost map of this thread's traces named `axis` (any map for 0),
