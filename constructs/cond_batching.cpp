@@ -42,10 +42,12 @@ std::vector<Tensor> where_taken(BatchTrace& trace, const ir::Program& program, c
     std::vector<Tensor> params;
     for (const ir::TensorType& t : types) params.push_back(staging.add_param(t));
     const Tensor skipped = nx::logical_not(params[0]);
-    const Tensor donor = nx::argmax(params[0], 0);
-    std::vector<Tensor> operands;
-    for (std::size_t i = 0; i < in.values.size(); ++i)
-      operands.push_back(in.batched[i] ? from_donor(params[i + 1], skipped, donor) : params[i + 1]);
+    std::vector<Tensor> operands(params.begin() + 1, params.end());
+    if (trace.lanes() > 0) {  // (of no lane there is no donor, nor a value to compute)
+      const Tensor donor = nx::argmax(params[0], 0);
+      for (std::size_t i = 0; i < in.values.size(); ++i)
+        if (in.batched[i]) operands[i] = from_donor(operands[i], skipped, donor);
+    }
     batch::BatchTrace map(trace.entry_point(), trace.lanes(), trace.axis());
     map.set_idle(skipped, gathering_other_branches);
     nx::ops::TraceScope mapped(map);
@@ -79,8 +81,11 @@ std::vector<Tensor> selected(BatchTrace& trace, const ir::Equation& eq, const Te
     Tensor taken = nx::equal(clamped, double(b));
     if (trace.idle().defined()) taken = nx::logical_and(taken, nx::logical_not(trace.idle()));
     const std::vector<Tensor> results = where_taken(trace, *eq.programs[b], taken, in);
-    if (b == 0) out = results;
-    for (std::size_t k = 0; k < out.size() && b > 0; ++k) out[k] = nx::where(along_lanes(taken, out[k]), results[k], out[k]);
+    if (b == 0) {
+      out = results;
+      continue;
+    }
+    for (std::size_t k = 0; k < out.size(); ++k) out[k] = nx::where(along_lanes(taken, out[k]), results[k], out[k]);
   }
   for (Tensor& t : out) t = trace.wrap(t);
   return out;

@@ -114,7 +114,8 @@ std::vector<Tensor> iterate_batched(batch::BatchTrace& trace, const ir::Equation
     std::vector<Tensor> in(params.begin(), params.end());
     Tensor stopped;  // (each lane's, when lanes stop apart)
     const std::vector<bool> reads = parameters_read(*eq.programs[1]);
-    if (until_batched) {
+    // (Of no lane there is no donor to choose, nor a trip: none runs.)
+    if (until_batched && lanes > 0) {
       nx::Axes rest;
       for (std::int64_t d = 1; d < std::int64_t(stop_type.shape.size()); ++d) rest.push_back(d);
       stopped = rest.empty() ? params[n] : nx::all(params[n], rest);
@@ -126,14 +127,14 @@ std::vector<Tensor> iterate_batched(batch::BatchTrace& trace, const ir::Equation
         if (step_in_batched[i] && reads[i]) in[i] = from_donor(in[i], stopped, first);
     }
     batch::BatchTrace map(trace.entry_point(), lanes, trace.axis());
-    if (until_batched) map.set_idle(stopped, gathering_stopped_lanes);
+    if (stopped.defined()) map.set_idle(stopped, gathering_stopped_lanes);
     std::vector<Tensor> out;
     {
       nx::ops::TraceScope mapped(map);
       for (const Tensor& y : ir::evaluate(*eq.programs[1], as_lanes(map, in, step_in_batched)))
         out.push_back(map.stacked(y));
     }
-    if (until_batched)
+    if (stopped.defined())
       for (std::size_t k = 0; k < n; ++k) out[k] = nx::where(along_lanes(stopped, out[k]), params[k], out[k]);
     return out;
   });

@@ -337,6 +337,11 @@ TEST_CASE("vmap with a per-lane pred: the untaken branch's derivative does not l
   const Tensor g = rune::grad(nested)(grid);
   check_close(g, f64({2, 2}, {1. / 32, 0, 0, 1. / 32}));
   check_bits(rune::jit(rune::grad(nested))(grid), g);
+  // no lanes: no branch is taken, the results are empty
+  const Tensor none = nx::zeros(nx::float64, {0});
+  check_bits(rune::vmap(guarded_sqrt)(none), none);
+  check_bits(rune::grad(of_sum)(none), none);
+  check_bits(rune::jit(rune::vmap(guarded_sqrt))(none), none);
 }
 
 TEST_CASE("vmap with a per-lane pred: a lane's errors and effects in a branch it did not take do not exist "
