@@ -29,6 +29,11 @@ nx::Shape lane_shape(const nx::Shape& all) { return nx::Shape(all.begin() + 1, a
 BatchTrace::BatchTrace(std::string_view entry_point, std::int64_t lanes, std::uint64_t axis)
     : Trace(entry_point, false), lanes_(lanes), axis_(axis) {}
 
+void BatchTrace::run_only(const nx::Tensor& lanes, std::string why) {
+  running_ = running_.defined() ? nx::logical_and(running_, lanes) : lanes;
+  gathering_refused_ = std::move(why);
+}
+
 BatchTrace* innermost_map(std::uint64_t axis) {
   for (int level = nx::ops::trace_depth(); level > 0; --level)
     if (auto* map = dynamic_cast<BatchTrace*>(&nx::ops::trace_at(level)))
@@ -68,8 +73,8 @@ nx::Tensor BatchTrace::stacked(const nx::Tensor& t) const {
 nx::Tensor BatchTrace::collective(ir::Prim p, const nx::Tensor& operand, const ir::Params& params) {
   const bool gather = p == ir::Prim::lanes_gather;
   if (runs_map(std::uint64_t(params.axis))) {
-    if (gather && idle_.defined())
-      nx::check(nx::logical_not(nx::any(idle_)), std::tuple<>{},
+    if (gather && running_.defined())
+      nx::check(nx::all(running_), std::tuple<>{},
                 [why = "rune::lanes: " + gathering_refused_](const nx::Index&, std::tuple<>) {
                   return std::make_exception_ptr(std::invalid_argument(why));
                 });
@@ -107,8 +112,8 @@ nx::Tensor BatchTrace::process(ir::Prim p, std::span<const nx::Tensor> operands,
 }
 
 // An effect (a check, a callback) of lane i, which runs only when the lane
-// is not idle: a cond on the lane's flag, whose other branch gives zeros.
-std::vector<nx::Tensor> BatchTrace::unless_idle(const ir::Equation& eq, std::span<const nx::Tensor> lane,
+// runs: a cond on the lane's flag, whose other branch gives zeros.
+std::vector<nx::Tensor> BatchTrace::if_running(const ir::Equation& eq, std::span<const nx::Tensor> lane,
                                                 std::int64_t i) {
   std::vector<ir::TensorType> types;
   for (const nx::Tensor& t : lane) types.push_back(nx::ops::type_of(t));
@@ -125,15 +130,15 @@ std::vector<nx::Tensor> BatchTrace::unless_idle(const ir::Equation& eq, std::spa
   ir::Equation cond;
   cond.kind = ir::OpKind::cond;
   cond.programs = {branch(false), branch(true)};
-  std::vector<nx::Tensor> inputs{nx::cast(nx::logical_not(nx::get(idle_, i)), nx::int32)};
+  std::vector<nx::Tensor> inputs{nx::cast(nx::get(running_, i), nx::int32)};
   inputs.insert(inputs.end(), lane.begin(), lane.end());
   return ir::bind_construct(cond, inputs, entry_point());
 }
 
 // A construct with a batching rule applies it; the others run lane by lane:
 // each lane's inputs (a row of each batched one), the outputs stacked. A
-// callback thus runs once per lane, on that lane's values; an effect not on
-// idle lanes.
+// callback thus runs once per lane, on that lane's values; an effect only on
+// the lanes running.
 std::vector<nx::Tensor> BatchTrace::process_construct(const ir::Equation& eq, std::span<const nx::Tensor> inputs) {
   if (auto batch = ir::construct_rules(eq.kind).batch) return batch(*this, eq, inputs);
   std::vector<std::vector<nx::Tensor>> rows;
@@ -144,7 +149,7 @@ std::vector<nx::Tensor> BatchTrace::process_construct(const ir::Equation& eq, st
       nx::Tensor v = lanes_of(t, &batched);
       lane.push_back(batched ? nx::get(v, i) : v);
     }
-    rows.push_back(idle_.defined() && ir::has_effect(eq) ? unless_idle(eq, lane, i)
+    rows.push_back(running_.defined() && ir::has_effect(eq) ? if_running(eq, lane, i)
                                                          : ir::bind_construct(eq, lane, entry_point()));
   }
   std::vector<nx::Tensor> out;

@@ -37,8 +37,8 @@ nx::Tensor lane_row(const nx::Tensor& all, const nx::Tensor& lane) {
 
 }  // namespace
 
-nx::Tensor from_donor(const nx::Tensor& all, const nx::Tensor& idle, const nx::Tensor& donor) {
-  return nx::where(along_lanes(idle, all), rune::detach(lane_row(all, donor)), all);
+nx::Tensor from_donor(const nx::Tensor& all, const nx::Tensor& replaced, const nx::Tensor& donor) {
+  return nx::where(along_lanes(replaced, all), rune::detach(lane_row(all, donor)), all);
 }
 
 std::vector<ir::TensorType> types_of(std::span<const nx::Tensor> values) {
@@ -58,7 +58,7 @@ BatchedProgram batch_program(batch::BatchTrace& map, const ir::Program& program,
     std::vector<nx::Tensor> params;
     for (const ir::TensorType& t : types) params.push_back(staging.add_param(t));
     batch::BatchTrace lanes(map.entry_point(), map.lanes(), map.axis());
-    lanes.inherit_idle(map);
+    lanes.continue_from(map);
     if (prepare) prepare(lanes);
     nx::ops::TraceScope mapped(lanes);
     for (std::size_t i = 0; i < params.size(); ++i)

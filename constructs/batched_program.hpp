@@ -38,11 +38,11 @@ BatchedProgram batch_program(batch::BatchTrace& map, const ir::Program& program,
                              const std::function<void(batch::BatchTrace&)>& prepare = {});
 // A flag per lane shaped to select between every lane's values of `like`.
 nx::Tensor along_lanes(const nx::Tensor& flags, const nx::Tensor& like);
-// Every lane's values, `all`, with each idle lane's row replaced by lane
-// `donor`'s (an int32 scalar): an idle lane computes its donor's values in
-// its place, whose result is dropped. The donor's row is detached, so no
+// Every lane's values, `all`, with the row of each lane where `replaced`
+// holds replaced by lane `donor`'s (an int32 scalar): a lane that does not
+// run computes its donor's values in its place, whose result is dropped. The donor's row is detached, so no
 // derivative flows from the dropped result back to the donor.
-nx::Tensor from_donor(const nx::Tensor& all, const nx::Tensor& idle, const nx::Tensor& donor);
+nx::Tensor from_donor(const nx::Tensor& all, const nx::Tensor& replaced, const nx::Tensor& donor);
 
 // The types of values.
 std::vector<ir::TensorType> types_of(std::span<const nx::Tensor> values);

@@ -30,7 +30,7 @@ const char* const gathering_other_branches =
 // Branch `program` for every lane where some lane takes it, else zeros: a
 // cond on whether any lane does, whose operands are `taken` (a bool per
 // lane) then every lane's values. Lanes that do not take it compute the
-// first taking lane's values, on a map where they are idle.
+// first taking lane's values, on a map where they do not run.
 std::vector<Tensor> where_taken(BatchTrace& trace, const ir::Program& program, const Tensor& taken,
                                 const LaneInputs& in) {
   std::vector<ir::TensorType> types{nx::ops::type_of(taken)};
@@ -49,7 +49,7 @@ std::vector<Tensor> where_taken(BatchTrace& trace, const ir::Program& program, c
         if (in.batched[i]) operands[i] = from_donor(operands[i], skipped, donor);
     }
     batch::BatchTrace map(trace.entry_point(), trace.lanes(), trace.axis());
-    map.set_idle(skipped, gathering_other_branches);
+    map.run_only(params[0], gathering_other_branches);
     nx::ops::TraceScope mapped(map);
     for (std::size_t i = 0; i < operands.size(); ++i)
       if (in.batched[i]) operands[i] = map.wrap(operands[i]);
@@ -70,8 +70,8 @@ std::vector<Tensor> where_taken(BatchTrace& trace, const ir::Program& program, c
   return bind_united(unite(branches, operands.size()), nx::cast(nx::any(taken), nx::int32), operands, "rune::cond");
 }
 
-// One index per lane: each lane's result from its own branch. Lanes idle in
-// the map take none.
+// One index per lane: each lane's result from its own branch. Lanes that do
+// not run in the map take none.
 std::vector<Tensor> selected(BatchTrace& trace, const ir::Equation& eq, const Tensor& index,
                              std::span<const Tensor> inputs) {
   const Tensor clamped = nx::clamp(index, 0., double(eq.programs.size() - 1));
@@ -79,7 +79,7 @@ std::vector<Tensor> selected(BatchTrace& trace, const ir::Equation& eq, const Te
   std::vector<Tensor> out;
   for (std::size_t b = 0; b < eq.programs.size(); ++b) {
     Tensor taken = nx::equal(clamped, double(b));
-    if (trace.idle().defined()) taken = nx::logical_and(taken, nx::logical_not(trace.idle()));
+    if (trace.running().defined()) taken = nx::logical_and(taken, trace.running());
     const std::vector<Tensor> results = where_taken(trace, *eq.programs[b], taken, in);
     if (b == 0) {
       out = results;

@@ -82,11 +82,11 @@ std::vector<Tensor> iterate_batched(batch::BatchTrace& trace, const ir::Equation
   std::vector<ir::TensorType> until_types;
   for (std::size_t i = 0; i < n + parts.until_captures; ++i) until_types.push_back(type_of(i));
   std::vector<bool> until_in_batched(batched.begin(), batched.begin() + long(n + parts.until_captures));
-  // The map's idle lanes count as stopped from the start.
-  const Tensor& idle = trace.idle();
+  // The lanes that do not run in the map count as stopped from the start.
+  const Tensor& running = trace.running();
   Traced until = trace_lanes(trace, until_types, [&](std::span<const Tensor> params) {
     batch::BatchTrace map(trace.entry_point(), lanes, trace.axis());
-    map.inherit_idle(trace);
+    map.continue_from(trace);
     Tensor stop;
     {
       nx::ops::TraceScope mapped(map);
@@ -94,9 +94,9 @@ std::vector<Tensor> iterate_batched(batch::BatchTrace& trace, const ir::Equation
       map.lanes_of(lane_stop, &until_batched);
       stop = map.stacked(lane_stop);
     }
-    if (idle.defined()) {
+    if (running.defined()) {
       until_batched = true;
-      stop = nx::logical_or(stop, along_lanes(idle, stop));
+      stop = nx::logical_or(stop, along_lanes(nx::logical_not(running), stop));
     }
     return std::vector<Tensor>{stop};
   });
@@ -127,7 +127,7 @@ std::vector<Tensor> iterate_batched(batch::BatchTrace& trace, const ir::Equation
         if (step_in_batched[i] && reads[i]) in[i] = from_donor(in[i], stopped, first);
     }
     batch::BatchTrace map(trace.entry_point(), lanes, trace.axis());
-    if (stopped.defined()) map.set_idle(stopped, gathering_stopped_lanes);
+    if (stopped.defined()) map.run_only(nx::logical_not(stopped), gathering_stopped_lanes);
     std::vector<Tensor> out;
     {
       nx::ops::TraceScope mapped(map);
