@@ -19,6 +19,7 @@
 #include "ad/jvp_trace.hpp"
 #include "ad/split.hpp"
 #include "ad/transpose.hpp"
+#include "constructs/batched_program.hpp"
 #include "constructs/iterate.hpp"
 #include "ir/eval.hpp"
 #include "ir/staging.hpp"
@@ -107,10 +108,17 @@ template <class Body> Traced traced(std::span<const ir::TensorType> types, Body 
   return out;
 }
 
-std::vector<ir::TensorType> types_of(std::span<const Tensor> values) {
-  std::vector<ir::TensorType> out;
-  for (const Tensor& v : values) out.push_back(nx::ops::type_of(v));
-  return out;
+// Until over a carry whose first values are the iterate's (the loops of
+// the derivative carry more), then until's captures.
+Traced until_over(const ir::Equation& eq, const Inputs& in, const std::vector<ir::TensorType>& carry_types) {
+  std::vector<ir::TensorType> types = carry_types;
+  for (const Tensor& c : in.until_captures()) types.push_back(nx::ops::type_of(c));
+  const std::size_t n = in.parts.carries, carry = carry_types.size();
+  return traced(types, [&](std::span<const Tensor> p) {
+    std::vector<Tensor> args(p.begin(), p.begin() + long(n));
+    args.insert(args.end(), p.begin() + long(carry), p.end());
+    return ir::evaluate(*eq.programs[0], args);
+  });
 }
 
 // An iterate of `until` and `step` (their captures appended to their
@@ -149,13 +157,7 @@ std::vector<Tensor> forward(ad::JvpTrace& trace, const ir::Equation& eq, const I
     if (in.carry_slots[k])
       carry.push_back(in.tangents[k].defined() ? in.tangents[k] : nx::zeros_like(in.primals[k]));
   const std::vector<ir::TensorType> carry_types = types_of(carry);
-  std::vector<ir::TensorType> until_types = carry_types;
-  for (const Tensor& c : in.until_captures()) until_types.push_back(nx::ops::type_of(c));
-  const Traced until = traced(until_types, [&](std::span<const Tensor> p) {
-    std::vector<Tensor> args(p.begin(), p.begin() + long(n));
-    args.insert(args.end(), p.begin() + long(carry.size()), p.end());
-    return ir::evaluate(*eq.programs[0], args);
-  });
+  const Traced until = until_over(eq, in, carry_types);
   const std::vector<Tensor> capture_tangents = in.capture_tangents();
   std::vector<ir::TensorType> step_types = carry_types;
   step_types.push_back(in.stop);
@@ -248,13 +250,7 @@ Trips loop_keeping(const ir::Equation& eq, const Inputs& in) {
   const std::vector<ir::TensorType> kept = in.step_types();  // (the carry's, then the stop's)
   for (std::size_t k = 0; k <= n; ++k) carry.push_back(buffer(kept[k], in.parts.max));
   const std::vector<ir::TensorType> carry_types = types_of(carry);
-  std::vector<ir::TensorType> until_types = carry_types;
-  for (const Tensor& c : in.until_captures()) until_types.push_back(nx::ops::type_of(c));
-  const Traced until = traced(until_types, [&](std::span<const Tensor> p) {
-    std::vector<Tensor> args(p.begin(), p.begin() + long(n));
-    args.insert(args.end(), p.begin() + long(carry.size()), p.end());
-    return ir::evaluate(*eq.programs[0], args);
-  });
+  const Traced until = until_over(eq, in, carry_types);
   std::vector<ir::TensorType> step_types = carry_types;
   step_types.push_back(in.stop);
   for (const Tensor& c : in.step_captures()) step_types.push_back(nx::ops::type_of(c));
