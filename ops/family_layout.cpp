@@ -333,8 +333,9 @@ Tensor dynamic_slice_eager(Prim, std::span<const Tensor> x, const Params& params
   return window(x[0], clamped_starts(x[1], x[0].shape(), params.shape), params.shape);
 }
 
+// (`out` may be the operand itself, written in place: vm/memory_plan.cpp)
 void dynamic_update_slice_into(Prim, std::span<const Tensor> x, const Params&, const Tensor& out) {
-  copy_elements(*x[0].impl(), *out.impl());
+  if (x[0].impl() != out.impl()) copy_elements(*x[0].impl(), *out.impl());
   copy_elements(*x[1].impl(), *window(out, clamped_starts(x[2], x[0].shape(), x[1].shape()), x[1].shape()).impl());
 }
 

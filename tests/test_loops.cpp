@@ -580,3 +580,63 @@ TEST_CASE("every construct under a map of no lanes gives empty results of its ty
     }
   }
 }
+
+TEST_CASE("iterate: a loop that stops at once never computes its step, under jit too (issue 25, 3)") {
+  // sqrt's derivative is infinite at 0: a step computed at the input would
+  // give 0 * inf.
+  auto f = [](const Tensor& a) {
+    return nx::sum(rune::iterate(
+        5, [](const Tensor& x) { return nx::all(nx::less_equal(x, 2.)); }, [](const Tensor& x) { return nx::sqrt(x); },
+        a));
+  };
+  const Tensor zero = vec({0.});
+  CHECK(same_bits(rune::grad(f, zero), vec({1.})));
+  CHECK(same_bits(rune::jit(rune::grad(f))(zero), vec({1.})));
+  auto [y, t] = rune::jvp(f, zero, vec({1.}));
+  CHECK(nx::item(t) == 1.);
+  CHECK(nx::item(rune::jit([&](const Tensor& a) { return rune::jvp(f, a, vec({1.})).second; })(zero)) == 1.);
+  CHECK(same_bits(rune::hessian(f, zero), nx::zeros(nx::float64, {1, 1})));
+  // Lanes that stop apart: lane 0 at once (at 0), lane 1 after steps.
+  auto lanes = [&](const Tensor& v) {
+    return nx::sum(rune::vmap([&](const Tensor& a) { return f(nx::reshape(a, {1})); })(v));
+  };
+  const Tensor v = vec({0., 16.});
+  const Tensor g = rune::grad(lanes, v);
+  CHECK(nx::item(nx::get(g, 0)) == 1.);
+  CHECK(nx::item(nx::get(g, 1)) == Approx(1. / 32));  // sqrt(sqrt(x))' at 16
+  CHECK(same_bits(rune::jit(rune::grad(lanes))(v), g));
+  CHECK(same_bits(rune::vmap(rune::grad([&](const Tensor& a) { return f(nx::reshape(a, {1})); }))(v), g));
+}
+
+TEST_CASE("iterate: derivatives cost the trips taken, not max (issue 25, 9b)") {
+  // Three nested loops of max = 1,000 that each stop after 2 trips: a
+  // masked loop of max trips would cost 1e9 steps.
+  using Carry = std::pair<Tensor, Tensor>;  // (value, trips)
+  auto twice = [](auto step) {
+    return [step](const Tensor& x) {
+      return rune::iterate(
+                 1000, [](const Carry& c) { return nx::greater_equal(c.second, 2.); },
+                 [step](const Carry& c) { return Carry{step(c.first), c.second + 1.}; },
+                 Carry{x, nx::scalar(nx::float64, 0.)})
+          .first;
+    };
+  };
+  auto inner = twice([](const Tensor& x) { return nx::sin(x) + x; });
+  auto middle = twice(inner);
+  auto outer = twice(middle);
+  const Tensor x = nx::scalar(nx::float64, 0.5);
+  const Tensor g = rune::grad(outer, x);
+  CHECK(same_bits(rune::jit(rune::grad(outer))(x), g));
+  // against the loops unrolled: 8 steps of sin(x) + x
+  auto unrolled = [](const Tensor& v) {
+    Tensor y = v;
+    for (int i = 0; i < 8; ++i) y = nx::sin(y) + y;
+    return y;
+  };
+  CHECK(nx::item(g) == Approx(nx::item(rune::grad(unrolled, x))).epsilon(1e-13));
+  auto [y, t] = rune::jvp(outer, x, nx::scalar(nx::float64, 1.));
+  CHECK(nx::item(t) == Approx(nx::item(g)).epsilon(1e-13));
+  CHECK(nx::item(rune::hessian(outer, x)) ==
+        Approx(nx::item(rune::hessian(unrolled, x))).epsilon(1e-12));
+  CHECK(rune::check_grads(outer, x));
+}
