@@ -73,6 +73,7 @@ TEST_CASE("operands must share a dtype; a bool tensor is refused by arithmetic")
                     "nx::exp: bool [3] is not supported (it takes float or complex tensors)");
   CHECK_THROWS_WITH(nx::sin(nx::ones(nx::int32, {2})), StartsWith("nx::sin: int32 [2] is not supported"));
   CHECK_THROWS_WITH(nx::ones(nx::bool_, {2}) + 1., StartsWith("nx::add: bool [2] is not supported"));
+  CHECK_THROWS_WITH(1. - nx::ones(nx::bool_, {2}), StartsWith("nx::sub: bool [2] is not supported"));
   CHECK_THROWS_WITH(nx::mod(nx::ones(nx::complex64, {1}), 1.), StartsWith("nx::mod: complex64 [1]"));
   // a double operand takes the tensor's dtype
   CHECK((nx::ones(nx::float32, {2}) + 0.5).dtype() == nx::float32);
