@@ -75,6 +75,7 @@ Tensor all(const Tensor& t, const Axes& axes, bool keepdims) { return reduce(Pri
 Tensor any(const Tensor& t, const Axes& axes, bool keepdims) { return reduce(Prim::reduce_or, t, axes, keepdims); }
 
 Tensor mean(const Tensor& t, const Axes& axes, bool keepdims) {
+  const ops::EntryPoint entry("nx::mean");
   require_inexact("nx::mean", t);
   std::int64_t count = 1;
   for (auto a : ops::normalize_axes("nx::mean", axes, t)) count *= t.shape()[a];
@@ -105,6 +106,7 @@ Tensor shifted_logsumexp(const Tensor& t, const Axes& axes, bool keepdims) {
 }  // namespace
 
 Tensor logsumexp(const Tensor& t, const Axes& axes, bool keepdims) {
+  const ops::EntryPoint entry("nx::logsumexp");
   require_inexact("nx::logsumexp", t);
   return in_float32(t, [&](const Tensor& x) { return shifted_logsumexp(x, axes, keepdims); });
 }
@@ -147,6 +149,7 @@ Shape segments_shape(const Tensor& data, const Tensor& ids, std::int64_t num_seg
 // is take's transpose), so a row whose id is out of range is zeroed and sent
 // to segment 0 instead: it adds nothing anywhere.
 Tensor segment_sum(const Tensor& data, const Tensor& segment_ids, std::int64_t num_segments) {
+  const ops::EntryPoint entry("nx::segment_sum");
   const Shape out = segments_shape(data, segment_ids, num_segments);
   if (num_segments == 0) return slice(data, {0}, {0});  // (no row has a segment; no axis to scatter into)
   const Tensor ids = cast(segment_ids, int64);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <iosfwd>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -99,9 +100,19 @@ template <class T> std::vector<T> to_vector(const Tensor& t) {
     std::vector<T> out(std::size_t(t.defined() ? t.numel() : 0));
     detail::read_into(t, detail::dtype_of<T>(), out.data(), "nx::to_vector");
     return out;
-  } else {
-    using W = std::conditional_t<std::is_integral_v<T>, std::uint32_t, double>;
-    std::vector<W> wide = to_vector<W>(t);
+  } else if constexpr (std::is_integral_v<T>) {
+    // 16-bit unsigned, as a cast to such a dtype would convert: floats
+    // saturate (NaN gives 0), integers wrap around (as int16_t's do).
+    if (t.defined() && is_inexact(t.dtype())) {
+      std::vector<T> out;
+      for (double v : to_vector<double>(t))
+        out.push_back(!(v > 0) ? T(0) : v >= double(std::numeric_limits<T>::max()) ? std::numeric_limits<T>::max() : T(v));
+      return out;
+    }
+    std::vector<std::uint32_t> wide = to_vector<std::uint32_t>(t);
+    return std::vector<T>(wide.begin(), wide.end());
+  } else {  // long double
+    std::vector<double> wide = to_vector<double>(t);
     return std::vector<T>(wide.begin(), wide.end());
   }
 }

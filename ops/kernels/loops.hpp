@@ -2,7 +2,10 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <new>
 #include <type_traits>
 #include <utility>
@@ -25,13 +28,43 @@ template <class T> constexpr std::uint8_t class_bit() {
   else return F;
 }
 
+// Conversions into float16 and bfloat16 round once, to nearest even, from
+// the exact value: through a float rounded "to odd" (toward zero, its last
+// bit set when inexact), which then rounds to the fewer bits correctly, where
+// rounding to nearest twice could not (1 + 2^-11 + 2^-40 as a float is the
+// tie 1 + 2^-11, which float16 rounds down to 1).
+inline float float_rounded_to_odd(double x) {
+  const float nearest = float(x);
+  if (double(nearest) == x || x != x) return nearest;
+  const float toward_zero = std::fabs(double(nearest)) > std::fabs(x) ? std::nextafter(nearest, 0.f) : nearest;
+  return std::bit_cast<float>(std::bit_cast<std::uint32_t>(toward_zero) | 1u);
+}
+// A 64-bit integer as a double rounded to odd (beyond 2^53 a double drops bits).
+template <class I> double double_rounded_to_odd(I x) {
+  using U = std::make_unsigned_t<I>;
+  const bool negative = x < 0;
+  const U magnitude = negative ? U(0) - U(x) : U(x);
+  const int drop = std::max(0, int(std::bit_width(magnitude)) - std::numeric_limits<double>::digits);
+  const U dropped = magnitude & ((U(1) << drop) - 1);
+  const U kept = (magnitude - dropped) | (dropped ? U(1) << drop : U(0));
+  return negative ? -double(kept) : double(kept);
+}
+// The float that a real (not complex) value rounds to a 16-bit float through.
+template <class In> float float_for_16_bits(In x) {
+  if constexpr (std::is_same_v<In, float> || std::is_same_v<In, bool>) return float(x);
+  else if constexpr (std::is_integral_v<In> && sizeof(In) == 8) return float_rounded_to_odd(double_rounded_to_odd(x));
+  else return float_rounded_to_odd(double(x));  // (integers up to 32 bits are exact as doubles)
+}
+
 template <class Out, class In> Out convert_value(In x) {
   if constexpr (std::is_same_v<Out, In>) {
     return x;
   } else if constexpr (std::is_same_v<In, float16_t> || std::is_same_v<In, bfloat16_t>) {
     return convert_value<Out>(float(x));
+  } else if constexpr ((std::is_same_v<Out, float16_t> || std::is_same_v<Out, bfloat16_t>) && is_cplx<In>) {
+    return convert_value<Out>(x.real());
   } else if constexpr (std::is_same_v<Out, float16_t> || std::is_same_v<Out, bfloat16_t>) {
-    return Out(convert_value<float>(x));
+    return Out(float_for_16_bits(x));
   } else if constexpr (std::is_same_v<Out, bool>) {
     return x != In(0);
   } else if constexpr (is_cplx<In> && is_cplx<Out>) {

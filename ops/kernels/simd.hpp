@@ -204,7 +204,7 @@ template <class Arch, class T> void fill_type(Table& t) {
   t.binary[int(Prim::P)][d] = &binary_loop<Prim::P, T, Arch>; \
   t.binary_streaming[int(Prim::P)][d] = &binary_loop<Prim::P, T, Arch, true>;
   NX_SIMD_BINARY(add) NX_SIMD_BINARY(sub) NX_SIMD_BINARY(mul) NX_SIMD_BINARY(div)
-  NX_SIMD_BINARY(maximum) NX_SIMD_BINARY(minimum) NX_SIMD_BINARY(atan2)
+  NX_SIMD_BINARY(maximum) NX_SIMD_BINARY(minimum)
 #undef NX_SIMD_BINARY
 #define NX_SIMD_REDUCE(P)                                               \
   t.reduce[int(Prim::P)][d] = &reduce_whole<BatchReduce<Prim::P, T, Arch>>; \
