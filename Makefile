@@ -10,8 +10,10 @@
 # test clang_headers compiles the public headers, the examples and the docs'
 # programs with it.
 CLANG = 14
+# python3-numpy: the differential suite's oracle (tests/differential); its
+# derivative part needs python3-torch, which only BENCH_PACKAGES installs.
 PACKAGES = meson ninja-build pkg-config cmake g++ libboost-dev libtbb-dev catch2 \
-           libxsimd-dev libasmjit-dev libopenblas-dev libreadline-dev clang-$(CLANG)
+           libxsimd-dev libasmjit-dev libopenblas-dev libreadline-dev clang-$(CLANG) python3-numpy
 BENCH_PACKAGES = python3-torch libtorch-dev python3-numpy python3-numba python3-numexpr
 FUZZ_PACKAGES = clang-$(CLANG) libclang-rt-$(CLANG)-dev
 FUZZ_SECONDS ?= 60

@@ -3,8 +3,10 @@
 #include <boost/container/small_vector.hpp>
 
 #include "ir/construct.hpp"
+#include "ir/staging.hpp"
 #include "rune/check.hpp"
 #include "ops/concrete.hpp"
+#include "ops/derivatives.hpp"
 #include "ops/errors.hpp"
 #include "rune/nx.hpp"
 
@@ -26,6 +28,11 @@ nx::Shape lane_shape(const nx::Shape& all) { return nx::Shape(all.begin() + 1, a
 
 BatchTrace::BatchTrace(std::string_view entry_point, std::int64_t lanes, std::uint64_t axis)
     : Trace(entry_point, false), lanes_(lanes), axis_(axis) {}
+
+void BatchTrace::run_only(const nx::Tensor& lanes, std::string why) {
+  running_ = running_.defined() ? nx::logical_and(running_, lanes) : lanes;
+  gathering_refused_ = std::move(why);
+}
 
 BatchTrace* innermost_map(std::uint64_t axis) {
   for (int level = nx::ops::trace_depth(); level > 0; --level)
@@ -71,13 +78,13 @@ nx::Tensor BatchTrace::collective(ir::Prim p, const nx::Tensor& operand, const i
     if (params.shape[0] != lanes_)
       nx::ops::fail(nx::ops::info(p).api, "the program was traced in a map of " + std::to_string(params.shape[0]) +
                                               " lanes; this map has " + std::to_string(lanes_));
-    if (gather && stopped_.defined())
-      nx::check(nx::logical_not(nx::any(stopped_)), std::tuple<>{},
+    if (gather && running_.defined())
+      nx::check(nx::all(running_), std::tuple<>{},
                 [why = "rune::lanes: " + gathering_refused_](const nx::Index&, std::tuple<>) {
                   return std::make_exception_ptr(std::invalid_argument(why));
                 });
     const nx::Tensor all = stacked(operand);
-    if (!gather) return wrap(nx::sum(all, {0}));
+    if (!gather) return wrap(nx::sum(all, {0}, false, all.dtype()));
     nx::Shape rows = all.shape(), every = all.shape();
     rows.insert(rows.begin(), 1);
     every.insert(every.begin(), lanes_);
@@ -109,9 +116,34 @@ nx::Tensor BatchTrace::process(ir::Prim p, std::span<const nx::Tensor> operands,
   return wrap(out);
 }
 
+// An effect (a check, a callback) of lane i, which runs only when the lane
+// runs: a cond on the lane's flag, whose other branch gives zeros.
+std::vector<nx::Tensor> BatchTrace::if_running(const ir::Equation& eq, std::span<const nx::Tensor> lane,
+                                                std::int64_t i) {
+  std::vector<ir::TensorType> types;
+  for (const nx::Tensor& t : lane) types.push_back(nx::ops::type_of(t));
+  auto branch = [&](bool runs) {
+    ir::StagingTrace staging(entry_point());
+    nx::ops::TraceScope scope(staging);
+    std::vector<nx::Tensor> params, results;
+    for (const ir::TensorType& t : types) params.push_back(staging.add_param(t));
+    if (runs) results = ir::bind_construct(eq, params, entry_point());
+    else
+      for (const ir::TensorType& t : ir::construct_output_types(eq, types)) results.push_back(nx::ops::zeros_of(t));
+    return staging.finish(results);
+  };
+  ir::Equation cond;
+  cond.kind = ir::OpKind::cond;
+  cond.programs = {branch(false), branch(true)};
+  std::vector<nx::Tensor> inputs{nx::cast(nx::get(running_, i), nx::int32)};
+  inputs.insert(inputs.end(), lane.begin(), lane.end());
+  return ir::bind_construct(cond, inputs, entry_point());
+}
+
 // A construct with a batching rule applies it; the others run lane by lane:
 // each lane's inputs (a row of each batched one), the outputs stacked. A
-// callback thus runs once per lane, on that lane's values.
+// callback thus runs once per lane, on that lane's values; an effect only on
+// the lanes running.
 std::vector<nx::Tensor> BatchTrace::process_construct(const ir::Equation& eq, std::span<const nx::Tensor> inputs) {
   if (auto batch = ir::construct_rules(eq.kind).batch) return batch(*this, eq, inputs);
   std::vector<std::vector<nx::Tensor>> rows;
@@ -122,7 +154,8 @@ std::vector<nx::Tensor> BatchTrace::process_construct(const ir::Equation& eq, st
       nx::Tensor v = lanes_of(t, &batched);
       lane.push_back(batched ? nx::get(v, i) : v);
     }
-    rows.push_back(ir::bind_construct(eq, lane, entry_point()));
+    rows.push_back(running_.defined() && ir::has_effect(eq) ? if_running(eq, lane, i)
+                                                         : ir::bind_construct(eq, lane, entry_point()));
   }
   std::vector<nx::Tensor> out;
   if (rows.empty()) {  // no lane runs it: empty outputs of its types

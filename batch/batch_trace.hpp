@@ -36,13 +36,22 @@ class BatchTrace final : public ir::Trace {
   }
 
   bool runs_map(std::uint64_t axis) const override { return axis != 0 && axis == axis_; }
-  // rune::lanes on this map is computed with a check that no lane is
-  // `stopped` (a bool per lane), which throws std::invalid_argument
-  // "rune::lanes: <why>" when one is (an iterate's step, whose stopped lanes
-  // take no trip of their own).
-  void guard_gathering(nx::Tensor stopped, std::string why) {
-    stopped_ = std::move(stopped);
-    gathering_refused_ = std::move(why);
+  // The lanes that run what this map computes (a bool per lane, a value
+  // below this map; undefined: every lane). The others compute a donor
+  // lane's values in their place, whose results are dropped (the lanes of a
+  // cond that take another branch, an iterate's stopped lanes): their
+  // effects (checks, callbacks) do not run, an iterate counts them stopped,
+  // and rune::lanes on this map throws std::invalid_argument
+  // "rune::lanes: <why>" while one does not run (it has no value of its own
+  // to gather).
+  const nx::Tensor& running() const { return running_; }
+  // From now on only `lanes` (a bool per lane) of the lanes running run.
+  void run_only(const nx::Tensor& lanes, std::string why);
+  // This map traces a construct's sub-program for `map` (the same lanes): it
+  // keeps map's lanes running.
+  void continue_from(const BatchTrace& map) {
+    running_ = map.running_;
+    gathering_refused_ = map.gathering_refused_;
   }
 
   nx::Tensor process(ir::Prim p, std::span<const nx::Tensor> operands, const ir::Params& params,
@@ -53,10 +62,11 @@ class BatchTrace final : public ir::Trace {
   std::int64_t lanes_;
   std::uint64_t axis_;
   std::vector<std::uint64_t> per_lane_totals_;
-  nx::Tensor stopped_;
+  nx::Tensor running_;
   std::string gathering_refused_;
 
   nx::Tensor collective(ir::Prim p, const nx::Tensor& operand, const ir::Params& params);
+  std::vector<nx::Tensor> if_running(const ir::Equation& eq, std::span<const nx::Tensor> lane, std::int64_t i);
 };
 
 // The innermost map of this thread's traces named `axis` (any map for 0),

@@ -3,6 +3,8 @@
 #include "ir/eval.hpp"
 #include "ir/staging.hpp"
 #include "ops/concrete.hpp"
+#include "rune/grad.hpp"
+#include "rune/nx.hpp"
 
 namespace rune::constructs {
 
@@ -14,6 +16,29 @@ LaneInputs lane_inputs(batch::BatchTrace& map, std::span<const nx::Tensor> input
     out.batched.push_back(batched);
   }
   return out;
+}
+
+nx::Tensor along_lanes(const nx::Tensor& flags, const nx::Tensor& like) {
+  nx::Shape shape(std::size_t(like.ndim()), 1);
+  shape[0] = flags.shape()[0];
+  return nx::reshape(flags, shape);
+}
+
+namespace {
+
+// Row `lane` of every lane's values, with the lanes' axis kept (1 row).
+nx::Tensor lane_row(const nx::Tensor& all, const nx::Tensor& lane) {
+  nx::Shape sizes = all.shape();
+  sizes[0] = 1;
+  std::vector<nx::Tensor> starts{nx::reshape(lane, {1})};
+  for (std::int64_t d = 1; d < all.ndim(); ++d) starts.push_back(nx::zeros(nx::int32, {1}));
+  return nx::dynamic_slice(all, nx::concatenate(starts), sizes);
+}
+
+}  // namespace
+
+nx::Tensor from_donor(const nx::Tensor& all, const nx::Tensor& replaced, const nx::Tensor& donor) {
+  return nx::where(along_lanes(replaced, all), rune::detach(lane_row(all, donor)), all);
 }
 
 std::vector<ir::TensorType> types_of(std::span<const nx::Tensor> values) {
@@ -33,6 +58,7 @@ BatchedProgram batch_program(batch::BatchTrace& map, const ir::Program& program,
     std::vector<nx::Tensor> params;
     for (const ir::TensorType& t : types) params.push_back(staging.add_param(t));
     batch::BatchTrace lanes(map.entry_point(), map.lanes(), map.axis());
+    lanes.continue_from(map);
     if (prepare) prepare(lanes);
     nx::ops::TraceScope mapped(lanes);
     for (std::size_t i = 0; i < params.size(); ++i)

@@ -36,6 +36,14 @@ struct BatchedProgram {
 BatchedProgram batch_program(batch::BatchTrace& map, const ir::Program& program, std::span<const ir::TensorType> types,
                              const std::vector<bool>& batched, const std::vector<bool>& stack = {},
                              const std::function<void(batch::BatchTrace&)>& prepare = {});
+// A flag per lane shaped to select between every lane's values of `like`.
+nx::Tensor along_lanes(const nx::Tensor& flags, const nx::Tensor& like);
+// Every lane's values, `all`, with the row of each lane where `replaced`
+// holds replaced by lane `donor`'s (an int32 scalar): a lane that does not
+// run computes its donor's values in its place, whose result is dropped. The donor's row is detached, so no
+// derivative flows from the dropped result back to the donor.
+nx::Tensor from_donor(const nx::Tensor& all, const nx::Tensor& replaced, const nx::Tensor& donor);
+
 // The types of values.
 std::vector<ir::TensorType> types_of(std::span<const nx::Tensor> values);
 

@@ -3,7 +3,6 @@
 // table (batching: iterate_batching.cpp).
 #include "constructs/iterate.hpp"
 
-#include "ad/jvp_trace.hpp"
 #include "constructs/elements.hpp"
 #include "constructs/table.hpp"
 #include "ir/eval.hpp"
@@ -11,7 +10,6 @@
 #include "ir/trace.hpp"
 #include "ops/concrete.hpp"
 #include "ops/errors.hpp"
-#include "rune/check.hpp"
 #include "rune/iterate.hpp"
 #include "rune/nx.hpp"
 
@@ -50,6 +48,23 @@ namespace {
 // Whether every element of a stop is true.
 bool all_stopped(const Tensor& stop) { return nx::item(nx::all(stop)) != 0.; }
 
+}  // namespace
+
+Ran run(const ir::Equation& eq, std::span<const Tensor> inputs,
+        const std::function<void(std::span<const Tensor>, const Tensor&)>& before_step) {
+  const IterateParts parts(eq, inputs.size());
+  std::vector<Tensor> carry(inputs.begin(), inputs.begin() + long(parts.carries));
+  for (std::int64_t trip = 0;; ++trip) {
+    const Tensor stop = ir::evaluate(*eq.programs[0], parts.until_args(inputs, carry))[0];
+    if (all_stopped(stop)) return {carry, trip};
+    if (trip == parts.max) nx::ops::fail("rune::iterate", still_running(parts.max, *first_false(stop)));
+    if (before_step) before_step(carry, stop);
+    carry = ir::evaluate(*eq.programs[1], parts.step_args(inputs, carry, stop));
+  }
+}
+
+namespace {
+
 std::vector<ir::TensorType> output_types(const ir::Equation& eq, std::span<const ir::TensorType> in) {
   auto fail = [](const std::string& m) { nx::ops::fail("rune::iterate", m); };
   if (eq.programs.size() != 2) fail("an iterate has an until and a step program, not " + std::to_string(eq.programs.size()) + " programs");
@@ -82,87 +97,7 @@ std::vector<ir::TensorType> output_types(const ir::Equation& eq, std::span<const
   return carry;
 }
 
-// The loop on concrete inputs: the last carry, and the number of steps.
-std::pair<std::vector<Tensor>, std::int64_t> run(const ir::Equation& eq, std::span<const Tensor> inputs) {
-  const IterateParts parts(eq, inputs.size());
-  std::vector<Tensor> carry(inputs.begin(), inputs.begin() + long(parts.carries));
-  for (std::int64_t trip = 0;; ++trip) {
-    const Tensor stop = ir::evaluate(*eq.programs[0], parts.until_args(inputs, carry))[0];
-    if (all_stopped(stop)) return {carry, trip};
-    if (trip == parts.max) nx::ops::fail("rune::iterate", still_running(parts.max, *first_false(stop)));
-    carry = ir::evaluate(*eq.programs[1], parts.step_args(inputs, carry, stop));
-  }
-}
-
-std::vector<Tensor> eager(const ir::Equation& eq, std::span<const Tensor> inputs) { return run(eq, inputs).first; }
-
-// The derivative: the loop as a scan of max trips whose trips after the
-// stop keep the carry (selected, so bit for bit) and compute the step at the
-// last carry it took (a value it was computed at, so its derivative there
-// is finite and multiplied by zero); until has no derivative. On concrete
-// primals (eager differentiation) the loop runs first, and the scan takes
-// as many trips as it did instead of max (the loop is not differentiated
-// as it runs, unrolled: that would give other bits than the compiled
-// derivative, which knows no trip count and runs this scan). The scan's
-// rules then give forward mode and linearization; the derivative covers the
-// steps taken. The carry of the scan: the carry, the donor (the last carry
-// stepped), the stop and the donor's stop.
-std::vector<Tensor> jvp(ad::JvpTrace& trace, const ir::Equation& eq, std::span<const Tensor> inputs) {
-  const IterateParts parts(eq, inputs.size());
-  bool tangents = false;
-  std::vector<Tensor> primals;
-  for (const Tensor& t : inputs) {
-    primals.push_back(trace.primal_of(t));
-    tangents = tangents || trace.tangent_of(t).defined();
-  }
-  if (!tangents) return ir::bind_construct(eq, primals, "rune::iterate");
-  const bool concrete = std::none_of(primals.begin(), primals.end(), [](const Tensor& t) { return t.is_traced(); });
-  const std::int64_t trips = concrete ? run(eq, primals).second : parts.max;
-  const std::size_t n = parts.carries;
-  std::vector<Tensor> carry(inputs.begin(), inputs.begin() + long(n));
-  const Tensor stop = ir::evaluate(*eq.programs[0], parts.until_args(inputs, carry))[0];
-
-  ir::StagingTrace staging("rune::iterate");
-  std::shared_ptr<const ir::Program> trip;
-  {
-    nx::ops::TraceScope scope(staging);
-    std::vector<Tensor> x, donor, captures;
-    for (std::size_t k = 0; k < n; ++k) x.push_back(staging.add_param(nx::ops::type_of(carry[k])));
-    for (std::size_t k = 0; k < n; ++k) donor.push_back(staging.add_param(nx::ops::type_of(carry[k])));
-    const Tensor x_stop = staging.add_param(nx::ops::type_of(stop));
-    const Tensor donor_stop = staging.add_param(nx::ops::type_of(stop));
-    std::vector<Tensor> in = x;  // (a stand-in of the iterate's inputs: carry, then captures)
-    for (std::size_t i = n; i < inputs.size(); ++i) in.push_back(staging.add_param(nx::ops::type_of(inputs[i])));
-    const Tensor finished = nx::all(x_stop);
-    std::vector<Tensor> stepped_at;
-    for (std::size_t k = 0; k < n; ++k) stepped_at.push_back(nx::where(finished, donor[k], x[k]));
-    const Tensor stepped_stop = nx::where(finished, donor_stop, x_stop);
-    const std::vector<Tensor> y = ir::evaluate(*eq.programs[1], parts.step_args(in, stepped_at, stepped_stop));
-    std::vector<Tensor> next_x, results;
-    for (std::size_t k = 0; k < n; ++k) next_x.push_back(nx::where(finished, x[k], y[k]));
-    results = next_x;
-    for (std::size_t k = 0; k < n; ++k) results.push_back(stepped_at[k]);
-    results.push_back(ir::evaluate(*eq.programs[0], parts.until_args(in, next_x))[0]);
-    results.push_back(stepped_stop);
-    trip = staging.finish(results);
-  }
-  std::vector<Tensor> scan_inputs = carry;
-  scan_inputs.insert(scan_inputs.end(), carry.begin(), carry.end());
-  scan_inputs.push_back(stop);
-  scan_inputs.push_back(stop);
-  scan_inputs.insert(scan_inputs.end(), inputs.begin() + long(n), inputs.end());
-  scan_inputs.insert(scan_inputs.end(), staging.captures().begin(), staging.captures().end());
-  ir::Equation scan;
-  scan.kind = ir::OpKind::scan;
-  scan.info = ir::ScanInfo{trips, int(2 * n + 2), 0};
-  scan.programs = {trip};
-  std::vector<Tensor> outs = ir::bind_construct(scan, scan_inputs, "rune::iterate");
-  const std::int64_t max = parts.max;
-  nx::check(outs[2 * n], std::tuple<>{}, [max](const nx::Index& lane, std::tuple<>) {
-    return std::make_exception_ptr(std::invalid_argument("rune::iterate: " + still_running(max, lane)));
-  });
-  return std::vector<Tensor>(outs.begin(), outs.begin() + long(n));
-}
+std::vector<Tensor> eager(const ir::Equation& eq, std::span<const Tensor> inputs) { return run(eq, inputs).carry; }
 
 // Until, then the step, in turn ("until 0", "step 0", "until 1", ...).
 class IterateStepping final : public ir::Stepping {
@@ -234,7 +169,7 @@ const ir::ConstructRules iterate_rules = [] {
   r.output_types = output_types;
   r.eager = eager;
   r.lowering = ir::Lowering::iterate;
-  r.jvp = jvp;
+  r.jvp = iterate_jvp;
   r.batch = iterate_batched;
   r.count = [](const ir::Equation& eq) { return std::get<ir::IterateInfo>(eq.info).max; };
   r.group_sizes = group_sizes;

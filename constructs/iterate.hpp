@@ -2,6 +2,7 @@
 // table's entry) and iterate_batching.cpp.
 #pragma once
 
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -25,6 +26,20 @@ struct IterateParts {
 // iterate whose stop is false at `lane` (empty for one boolean; outermost
 // map first).
 std::string still_running(std::int64_t max, const nx::Index& lane);
+
+// The loop on concrete inputs: the last carry, and the number of steps
+// taken; `before_step` (when given) sees the carry and the stop of each
+// step. Throws the error of a loop that reaches max.
+struct Ran {
+  std::vector<nx::Tensor> carry;
+  std::int64_t trips = 0;
+};
+Ran run(const ir::Equation& eq, std::span<const nx::Tensor> inputs,
+        const std::function<void(std::span<const nx::Tensor>, const nx::Tensor&)>& before_step = {});
+
+// Forward mode and linearization, by the trips the loop takes (see
+// iterate_derivatives.cpp).
+std::vector<nx::Tensor> iterate_jvp(ad::JvpTrace& trace, const ir::Equation& eq, std::span<const nx::Tensor> inputs);
 
 // Under vmap: one iterate for every lane; each lane stops on its own (see
 // iterate_batching.cpp).

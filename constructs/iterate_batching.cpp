@@ -61,22 +61,6 @@ std::vector<bool> parameters_read(const ir::Program& p) {
   return out;
 }
 
-// A per-lane flag shaped to select between values of `like`'s shape.
-Tensor along_lanes(const Tensor& flags, const Tensor& like) {
-  nx::Shape shape(std::size_t(like.ndim()), 1);
-  shape[0] = flags.shape()[0];
-  return nx::reshape(flags, shape);
-}
-
-// Row `lane` of every lane's values, with the lanes' axis kept (1 row).
-Tensor lane_row(const Tensor& all, const Tensor& lane) {
-  nx::Shape sizes = all.shape();
-  sizes[0] = 1;
-  std::vector<Tensor> starts{nx::reshape(lane, {1})};
-  for (std::int64_t d = 1; d < all.ndim(); ++d) starts.push_back(nx::zeros(nx::int32, {1}));
-  return nx::dynamic_slice(all, nx::concatenate(starts), sizes);
-}
-
 const char* const gathering_stopped_lanes =
     "a lane of rune::iterate that stopped takes no more trips, so a step cannot gather every lane; give every lane "
     "the same stop";
@@ -98,12 +82,23 @@ std::vector<Tensor> iterate_batched(batch::BatchTrace& trace, const ir::Equation
   std::vector<ir::TensorType> until_types;
   for (std::size_t i = 0; i < n + parts.until_captures; ++i) until_types.push_back(type_of(i));
   std::vector<bool> until_in_batched(batched.begin(), batched.begin() + long(n + parts.until_captures));
+  // The lanes that do not run in the map count as stopped from the start.
+  const Tensor& running = trace.running();
   Traced until = trace_lanes(trace, until_types, [&](std::span<const Tensor> params) {
     batch::BatchTrace map(trace.entry_point(), lanes, trace.axis());
-    nx::ops::TraceScope mapped(map);
-    const Tensor stop = ir::evaluate(*eq.programs[0], as_lanes(map, params, until_in_batched))[0];
-    map.lanes_of(stop, &until_batched);
-    return std::vector<Tensor>{map.stacked(stop)};
+    map.continue_from(trace);
+    Tensor stop;
+    {
+      nx::ops::TraceScope mapped(map);
+      const Tensor lane_stop = ir::evaluate(*eq.programs[0], as_lanes(map, params, until_in_batched))[0];
+      map.lanes_of(lane_stop, &until_batched);
+      stop = map.stacked(lane_stop);
+    }
+    if (running.defined()) {
+      until_batched = true;
+      stop = nx::logical_or(stop, along_lanes(nx::logical_not(running), stop));
+    }
+    return std::vector<Tensor>{stop};
   });
   const ir::TensorType stop_type = until.program->types[std::size_t(until.program->results[0])];
 
@@ -119,7 +114,8 @@ std::vector<Tensor> iterate_batched(batch::BatchTrace& trace, const ir::Equation
     std::vector<Tensor> in(params.begin(), params.end());
     Tensor stopped;  // (each lane's, when lanes stop apart)
     const std::vector<bool> reads = parameters_read(*eq.programs[1]);
-    if (until_batched) {
+    // (Of no lane there is no donor to choose, nor a trip: none runs.)
+    if (until_batched && lanes > 0) {
       nx::Axes rest;
       for (std::int64_t d = 1; d < std::int64_t(stop_type.shape.size()); ++d) rest.push_back(d);
       stopped = rest.empty() ? params[n] : nx::all(params[n], rest);
@@ -128,18 +124,17 @@ std::vector<Tensor> iterate_batched(batch::BatchTrace& trace, const ir::Equation
       // lane index the step reads is a capture, so it is the donor's too.
       const Tensor first = nx::argmin(stopped, 0);
       for (std::size_t i = 0; i < in.size(); ++i)
-        if (step_in_batched[i] && reads[i])
-          in[i] = nx::where(along_lanes(stopped, in[i]), lane_row(in[i], first), in[i]);
+        if (step_in_batched[i] && reads[i]) in[i] = from_donor(in[i], stopped, first);
     }
     batch::BatchTrace map(trace.entry_point(), lanes, trace.axis());
-    if (until_batched) map.guard_gathering(stopped, gathering_stopped_lanes);
+    if (stopped.defined()) map.run_only(nx::logical_not(stopped), gathering_stopped_lanes);
     std::vector<Tensor> out;
     {
       nx::ops::TraceScope mapped(map);
       for (const Tensor& y : ir::evaluate(*eq.programs[1], as_lanes(map, in, step_in_batched)))
         out.push_back(map.stacked(y));
     }
-    if (until_batched)
+    if (stopped.defined())
       for (std::size_t k = 0; k < n; ++k) out[k] = nx::where(along_lanes(stopped, out[k]), params[k], out[k]);
     return out;
   });

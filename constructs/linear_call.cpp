@@ -1,5 +1,6 @@
 // A linear map known by its transpose (a custom_vjp rule's pullback,
-// traced; see ir/program.hpp's LinearCall). It appears in linear programs
+// traced; remat's and iterate's backward passes; see ir/program.hpp's
+// LinearCall). It appears in linear programs
 // only: transposing it evaluates the pullback's program.
 #include "constructs/table.hpp"
 #include "ir/eval.hpp"

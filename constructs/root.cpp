@@ -31,6 +31,13 @@ std::int64_t elements(std::span<const ir::TensorType> types) {
   return n;
 }
 
+// "float64 [2]", or "(float64 [2], float32 [])" for several values.
+std::string types_text(std::span<const ir::TensorType> types) {
+  std::string text;
+  for (const ir::TensorType& t : types) text += (text.empty() ? "" : ", ") + nx::ops::to_string(t);
+  return types.size() == 1 ? text : "(" + text + ")";
+}
+
 std::vector<ir::TensorType> output_types(const ir::Equation& eq, std::span<const ir::TensorType> in) {
   auto fail = [](const std::string& m) { nx::ops::fail("rune::root", m); };
   if (eq.programs.size() != 1) fail("a root has one residual program, not " + std::to_string(eq.programs.size()));
@@ -53,12 +60,10 @@ std::vector<ir::TensorType> output_types(const ir::Equation& eq, std::span<const
   for (const ir::TensorType& t : point)
     if (t.dtype != point[0].dtype || !nx::is_inexact(t.dtype))
       fail("the point's values must share one real or complex dtype, got " + nx::ops::to_string(t));
-  // (the implicit function theorem solves with the residual's Jacobian in
-  // the point's dtype)
+  // (the derivative solves the residual's Jacobian with its right-hand side in one dtype)
   for (const ir::TensorType& t : values)
     if (t.dtype != point[0].dtype)
-      fail("the residual returns " + nx::ops::to_string(t) + " at a point of dtype " +
-           std::string(nx::name(point[0].dtype)) + "; it must return the point's dtype");
+      fail("the residual returns " + types_text(values) + " where the point is " + types_text(point));
   return point;
 }
 
@@ -94,6 +99,19 @@ std::vector<Tensor> jacobian_along(const ir::Program& residual, std::span<const 
   return out;
 }
 
+// dF/dx as a matrix, built column by column ([0, 0] at a point of no
+// elements: a map of no lanes).
+Tensor jacobian_matrix(const ir::Program& residual, std::span<const Tensor> point, std::span<const Tensor> captures) {
+  const Tensor x = flat(point);
+  const std::int64_t size = x.numel();
+  if (size == 0) return nx::zeros(x.dtype(), {0, 0});
+  const Tensor basis = nx::eye(x.dtype(), size);
+  std::vector<Tensor> columns;
+  for (std::int64_t j = 0; j < size; ++j)
+    columns.push_back(flat(jacobian_along(residual, point, captures, unflat(nx::get(basis, j), point))));
+  return nx::stack(columns, 1);
+}
+
 std::vector<Tensor> jvp(ad::JvpTrace& trace, const ir::Equation& eq, std::span<const Tensor> inputs) {
   const auto n = std::size_t(info(eq).point_count);
   std::vector<Tensor> primals;
@@ -121,13 +139,8 @@ std::vector<Tensor> jvp(ad::JvpTrace& trace, const ir::Equation& eq, std::span<c
     detail::LinearOperator op = [&](std::span<const Tensor> v) { return jacobian_along(residual, point, captures, v); };
     dx = solver->solve(op, rhs);
   } else {
-    const Tensor x = flat(point);
-    const std::int64_t size = x.numel();
-    const Tensor basis = nx::eye(x.dtype(), size);
-    std::vector<Tensor> columns;
-    for (std::int64_t j = 0; j < size; ++j)
-      columns.push_back(flat(jacobian_along(residual, point, captures, unflat(nx::get(basis, j), point))));
-    const Tensor jacobian = nx::stack(columns, 1);
+    const std::int64_t size = flat(point).numel();
+    const Tensor jacobian = jacobian_matrix(residual, point, captures);
     dx = unflat(nx::reshape(nx::solve(jacobian, nx::reshape(flat(rhs), {size, 1})), {size}), point);
   }
   std::vector<Tensor> out;
@@ -183,6 +196,11 @@ std::vector<nx::Tensor> bind_root(std::shared_ptr<const ir::Program> residual,
   eq.kind = ir::OpKind::root;
   eq.info = ir::RootInfo{point_count, std::move(linear_solve)};
   eq.programs = {std::move(residual)};
+  // Typed here, so that a mistake is refused by rune::root eagerly too (the
+  // eager rule only gives the point back; a trace types what it records).
+  std::vector<ir::TensorType> types;
+  for (const nx::Tensor& t : inputs) types.push_back(nx::ops::type_of(t));
+  ir::construct_output_types(eq, types);
   return ir::bind_construct(eq, inputs, "rune::root");
 }
 

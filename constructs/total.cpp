@@ -79,7 +79,7 @@ std::vector<Tensor> add_jvp(ad::JvpTrace& trace, const ir::Equation& eq, std::sp
 std::vector<Tensor> add_batched(batch::BatchTrace& trace, const ir::Equation& eq, std::span<const Tensor> inputs) {
   bool batched = false;
   Tensor lanes = trace.lanes_of(inputs[0], &batched);
-  if (!trace.collects_per_lane(total_of(eq))) lanes = nx::sum(lanes, {0});
+  if (!trace.collects_per_lane(total_of(eq))) lanes = nx::sum(lanes, {0}, false, lanes.dtype());
   return ir::bind_construct(eq, std::vector<Tensor>{lanes}, "rune::Total::add");
 }
 

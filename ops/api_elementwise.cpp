@@ -10,6 +10,7 @@
 #include "ops/kernels/loops.hpp"
 #include "ops/primitive.hpp"
 #include "ops/trace.hpp"
+#include "ops/type_checks.hpp"
 #include "rune/nx.hpp"
 
 namespace nx {
@@ -100,11 +101,32 @@ Tensor& operator*=(Tensor& a, double b) { return a = mul(a, b); }
 Tensor& operator/=(Tensor& a, const Tensor& b) { return a = div(a, b); }
 Tensor& operator/=(Tensor& a, double b) { return a = div(a, b); }
 
-// ---- composites
-Tensor recip(const Tensor& x) { return div(1., x); }
-Tensor square(const Tensor& x) { return mul(x, x); }
-// 1 / (1 + exp(-x)): exp overflows to inf for very negative x, giving 0.
-Tensor sigmoid(const Tensor& x) { return div(1., add(exp(neg(x)), 1.)); }
+// ---- composites (each names itself in the errors of its parts: ops::EntryPoint)
+// (checks its operand first: div would describe the 1 it made)
+Tensor recip(const Tensor& x) {
+  const ops::EntryPoint entry("nx::recip");
+  ops::check_defined("nx::recip", std::span<const Tensor>(&x, 1));
+  ops::check_accepts("nx::recip", Prim::div, x);
+  return div(1., x);
+}
+Tensor square(const Tensor& x) {
+  const ops::EntryPoint entry("nx::square");
+  return mul(x, x);
+}
+// 1 / (1 + e) for x >= 0 and e / (1 + e) below, e = exp(-|x|) in (0, 1]:
+// nothing overflows, so neither the value nor its derivative meets inf
+// (1 / (1 + exp(-x)) has the derivative 0 * inf = NaN below -710). -|x| is
+// chosen with a `where`, so that the derivative at 0 is -x's (abs's is 0
+// there). Complex values have no order: 1 / (1 + exp(-x)).
+Tensor sigmoid(const Tensor& x) {
+  const ops::EntryPoint entry("nx::sigmoid");
+  ops::check_defined("nx::sigmoid", std::span<const Tensor>(&x, 1));
+  ops::check_accepts("nx::sigmoid", Prim::exp, x);
+  if (is_complex(x.dtype())) return div(1., add(exp(neg(x)), 1.));
+  const Tensor at_least_zero = greater_equal(x, 0.);
+  const Tensor e = exp(where(at_least_zero, neg(x), x));
+  return div(where(at_least_zero, 1., e), add(e, 1.));
+}
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) { return bind(Prim::select, {cond, a, b}); }
 Tensor where(const Tensor& cond, const Tensor& a, double b) {
@@ -120,8 +142,12 @@ Tensor cast(const Tensor& t, DType dtype) {
   return bind(Prim::convert, {t}, p);
 }
 
-Tensor clamp(const Tensor& t, const Tensor& lo, const Tensor& hi) { return minimum(maximum(t, lo), hi); }
+Tensor clamp(const Tensor& t, const Tensor& lo, const Tensor& hi) {
+  const ops::EntryPoint entry("nx::clamp");
+  return minimum(maximum(t, lo), hi);
+}
 Tensor clamp(const Tensor& t, double lo, double hi) {
+  const ops::EntryPoint entry("nx::clamp");
   return clamp(t, scalar_like("nx::clamp", t, lo), scalar_like("nx::clamp", t, hi));
 }
 

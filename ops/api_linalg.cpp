@@ -9,6 +9,7 @@ namespace nx {
 // A 1-d operand is a row (a) or a column (b) vector whose axis is dropped
 // from the result; batch axes broadcast.
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  const ops::EntryPoint entry("nx::matmul");
   std::array<Tensor, 2> operands{a, b};
   ops::check_defined("nx::matmul", operands);
   if (a.ndim() == 0 || b.ndim() == 0)
@@ -37,6 +38,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 // product up to two axes, and beyond, a sum over a's last axis and b's
 // second-to-last.
 Tensor dot(const Tensor& a, const Tensor& b) {
+  const ops::EntryPoint entry("nx::dot");
   std::array<Tensor, 2> operands{a, b};
   ops::check_defined("nx::dot", operands);
   if (a.ndim() == 0 || b.ndim() == 0) return mul(a, b);
@@ -62,6 +64,7 @@ namespace nx {
 
 // NumPy's rules: b is a vector when it has one axis, or one axis fewer than a.
 Tensor solve(const Tensor& a, const Tensor& b) {
+  const ops::EntryPoint entry("nx::solve");
   std::array<Tensor, 2> operands{a, b};
   ops::check_defined("nx::solve", operands);
   if (a.ndim() < 2 || a.shape()[a.ndim() - 1] != a.shape()[a.ndim() - 2])
@@ -81,6 +84,7 @@ Tensor solve(const Tensor& a, const Tensor& b) {
 }
 
 Tensor inv(const Tensor& a) {
+  const ops::EntryPoint entry("nx::inv");
   std::array<Tensor, 1> operands{a};
   ops::check_defined("nx::inv", operands);
   if (a.ndim() < 2 || a.shape()[a.ndim() - 1] != a.shape()[a.ndim() - 2])

@@ -11,6 +11,7 @@
 
 #include "ops/concrete.hpp"
 #include "ops/errors.hpp"
+#include "ops/kernels/loops.hpp"
 #include "ops/primitive.hpp"
 #include "ops/sizes.hpp"
 #include "rune/nx.hpp"
@@ -80,7 +81,7 @@ Tensor unit(const Tensor& key, DType dtype, const Shape& shape) {
 // representable number towards minus infinity, through the bits of the
 // 16-bit types (sign and magnitude).
 template <class Half> double below_half(double x) {
-  const std::uint16_t b = Half(float(x)).bits;
+  const std::uint16_t b = ops::kernels::convert_value<Half>(x).bits;  // (rounded once)
   Half next;
   next.bits = (b & 0x7fff) == 0 ? 0x8001 : (b & 0x8000) ? b + 1 : b - 1;
   return double(float(next));

@@ -36,25 +36,57 @@ void require_inexact(std::string_view api, const Tensor& t) {
 }
 }  // namespace
 
-Tensor sum(const Tensor& t, const Axes& axes, bool keepdims) { return reduce(Prim::reduce_sum, t, axes, keepdims); }
-Tensor prod(const Tensor& t, const Axes& axes, bool keepdims) { return reduce(Prim::reduce_prod, t, axes, keepdims); }
+namespace {
+// The dtype sum and prod accumulate in by default: NumPy's, so that a sum
+// of small integers does not wrap (int8 values add up in int64).
+DType accumulation_dtype(DType d) {
+  if (d == bool_ || d == int8 || d == int16 || d == int32) return int64;
+  if (is_unsigned(d)) return uint64;
+  return d;
+}
+
+// sum or prod of t cast to `dtype` (its default: accumulation_dtype).
+Tensor accumulate(Prim p, const Tensor& t, const Axes& axes, bool keepdims, std::optional<DType> dtype) {
+  const std::string_view api = ops::info(p).api;
+  check_defined(api, t);
+  const DType target = dtype.value_or(accumulation_dtype(t.dtype()));
+  ops::check_accepts(api, p, target, "dtype=" + std::string(name(target)));
+  const Axes reduced = ops::normalize_axes(api, axes, t);  // (t's axes named in errors, not the cast's)
+  return reduce(p, target == t.dtype() ? t : cast(t, target), reduced, keepdims);
+}
+
+// 16-bit floats computed in float32 and rounded once at the end, as
+// NumPy's mean: f of t's float32 copy, cast back (else f of t).
+template <class F> Tensor in_float32(const Tensor& t, F f) {
+  if (t.dtype() != float16 && t.dtype() != bfloat16) return f(t);
+  return cast(f(cast(t, float32)), t.dtype());
+}
+}  // namespace
+
+Tensor sum(const Tensor& t, const Axes& axes, bool keepdims, std::optional<DType> dtype) {
+  return accumulate(Prim::reduce_sum, t, axes, keepdims, dtype);
+}
+Tensor prod(const Tensor& t, const Axes& axes, bool keepdims, std::optional<DType> dtype) {
+  return accumulate(Prim::reduce_prod, t, axes, keepdims, dtype);
+}
 Tensor max(const Tensor& t, const Axes& axes, bool keepdims) { return reduce(Prim::reduce_max, t, axes, keepdims); }
 Tensor min(const Tensor& t, const Axes& axes, bool keepdims) { return reduce(Prim::reduce_min, t, axes, keepdims); }
 Tensor all(const Tensor& t, const Axes& axes, bool keepdims) { return reduce(Prim::reduce_and, t, axes, keepdims); }
 Tensor any(const Tensor& t, const Axes& axes, bool keepdims) { return reduce(Prim::reduce_or, t, axes, keepdims); }
 
 Tensor mean(const Tensor& t, const Axes& axes, bool keepdims) {
+  const ops::EntryPoint entry("nx::mean");
   require_inexact("nx::mean", t);
   std::int64_t count = 1;
   for (auto a : ops::normalize_axes("nx::mean", axes, t)) count *= t.shape()[a];
-  return div(sum(t, axes, keepdims), double(count));
+  return in_float32(t, [&](const Tensor& x) { return div(sum(x, axes, keepdims), double(count)); });
 }
 
+namespace {
 // log(sum(exp(t - m))) + m with m the maximum (0 where it is not finite), so
 // that large entries do not overflow; of complex entries, the maximum of
 // their real parts.
-Tensor logsumexp(const Tensor& t, const Axes& axes, bool keepdims) {
-  require_inexact("nx::logsumexp", t);
+Tensor shifted_logsumexp(const Tensor& t, const Axes& axes, bool keepdims) {
   Axes reduced = ops::normalize_axes("nx::logsumexp", axes, t);
   const bool empty = std::any_of(reduced.begin(), reduced.end(), [&](auto d) { return t.shape()[d] == 0; });
   // Over no element the sum is 0 and the result -inf (a maximum has no identity).
@@ -70,6 +102,13 @@ Tensor logsumexp(const Tensor& t, const Axes& axes, bool keepdims) {
   for (std::int64_t d = 0; d < t.ndim(); ++d)
     if (std::find(reduced.begin(), reduced.end(), d) == reduced.end()) out.push_back(t.shape()[d]);
   return reshape(total, out);
+}
+}  // namespace
+
+Tensor logsumexp(const Tensor& t, const Axes& axes, bool keepdims) {
+  const ops::EntryPoint entry("nx::logsumexp");
+  require_inexact("nx::logsumexp", t);
+  return in_float32(t, [&](const Tensor& x) { return shifted_logsumexp(x, axes, keepdims); });
 }
 
 namespace {
@@ -110,6 +149,7 @@ Shape segments_shape(const Tensor& data, const Tensor& ids, std::int64_t num_seg
 // is take's transpose), so a row whose id is out of range is zeroed and sent
 // to segment 0 instead: it adds nothing anywhere.
 Tensor segment_sum(const Tensor& data, const Tensor& segment_ids, std::int64_t num_segments) {
+  const ops::EntryPoint entry("nx::segment_sum");
   const Shape out = segments_shape(data, segment_ids, num_segments);
   if (num_segments == 0) return slice(data, {0}, {0});  // (no row has a segment; no axis to scatter into)
   const Tensor ids = cast(segment_ids, int64);

@@ -56,6 +56,7 @@ Tensor broadcast_to(const Tensor& t, const Shape& shape) {
 }
 
 Tensor expand_dims(const Tensor& t, const Axes& axes) {
+  const ops::EntryPoint entry("nx::expand_dims");
   check_defined("nx::expand_dims", t);
   const std::int64_t n = t.ndim() + std::int64_t(axes.size());
   Axes at;
@@ -75,6 +76,7 @@ Tensor expand_dims(const Tensor& t, const Axes& axes) {
 }
 
 Tensor squeeze(const Tensor& t, const Axes& axes) {
+  const ops::EntryPoint entry("nx::squeeze");
   check_defined("nx::squeeze", t);
   Axes drop;
   if (axes.empty()) {
@@ -94,6 +96,7 @@ Tensor squeeze(const Tensor& t, const Axes& axes) {
 }
 
 Tensor moveaxis(const Tensor& t, std::int64_t from, std::int64_t to) {
+  const ops::EntryPoint entry("nx::moveaxis");
   check_defined("nx::moveaxis", t);
   from = ops::normalize_axis("nx::moveaxis", from, t.ndim(), t);
   to = ops::normalize_axis("nx::moveaxis", to, t.ndim(), t);
@@ -105,6 +108,7 @@ Tensor moveaxis(const Tensor& t, std::int64_t from, std::int64_t to) {
 }
 
 Tensor flatten(const Tensor& t) {
+  const ops::EntryPoint entry("nx::flatten");
   check_defined("nx::flatten", t);
   return reshape(t, {t.numel()});
 }
@@ -120,6 +124,7 @@ Tensor concatenate(const std::vector<Tensor>& ts, std::int64_t axis) {
 }
 
 Tensor stack(const std::vector<Tensor>& ts, std::int64_t axis) {
+  const ops::EntryPoint entry("nx::stack");
   if (ts.empty()) ops::fail("nx::stack", "no tensors to stack");
   ops::check_defined("nx::stack", ts);
   for (const Tensor& t : ts)
@@ -179,6 +184,7 @@ Tensor slice(const Tensor& t, const Shape& starts, const Shape& stops, const Sha
 }
 
 Tensor get(const Tensor& t, std::int64_t i) {
+  const ops::EntryPoint entry("nx::get");
   check_defined("nx::get", t);
   if (t.ndim() == 0) ops::fail("nx::get", "a scalar " + ops::describe(t) + " has no rows");
   const std::int64_t n = t.shape()[0];

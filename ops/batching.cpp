@@ -118,6 +118,13 @@ Tensor layout_batch(Prim p, std::span<const Tensor> x, std::span<const bool> bat
 // ([lanes, before..., n, after...]) address the lanes' indexed axes laid end
 // to end: x as [lanes * n, before..., after...], and each lane's indices
 // (made non-negative and clamped, as take does) offset to its own stretch.
+// Indices (or starts) as int64: uint64 ones beyond 2^62 are capped there
+// first (past every axis, they clamp to its end as take's do; a cast would
+// wrap those beyond int64's range to negative ones, counting from the end).
+Tensor signed_indices(const Tensor& indices) {
+  return cast(indices.dtype() == uint64 ? minimum(indices, 0x1p62) : indices, int64);
+}
+
 struct EndToEnd {
   Tensor operand, indices;
   std::int64_t before, k, after;  // axes of a lane before and after the indexed one; index axes
@@ -128,7 +135,7 @@ EndToEnd end_to_end(const Tensor& x, const Tensor& indices, std::int64_t axis, s
   Tensor moved = moveaxis(x, axis + 1, 1);  // [lanes, n, before..., after...]
   Shape flat(moved.shape().begin() + 1, moved.shape().end());
   flat[0] = lanes * n;
-  Tensor i = cast(indices, int64);
+  Tensor i = signed_indices(indices);
   i = clamp(where(less(i, 0.), i + double(n), i), 0., double(n - 1));
   Shape lane_axis(std::size_t(i.ndim()), 1);
   lane_axis[0] = lanes;
@@ -173,7 +180,7 @@ Tensor slice_both_batched(const Tensor& x, const Tensor& starts, const Shape& si
   Tensor out = x;
   for (std::size_t d = 0; d < sizes.size(); ++d) {
     const std::int64_t n = x.shape()[d + 1], at = std::int64_t(d);
-    Tensor start = cast(slice(starts, {0, at}, {lanes, at + 1}), int64);  // [lanes, 1]
+    Tensor start = signed_indices(slice(starts, {0, at}, {lanes, at + 1}));  // [lanes, 1]
     Tensor rows = clamp(start, 0., double(n - sizes[d])) + arange(int64, 0, double(sizes[d]));
     out = take_both_batched(out, rows, at, lanes);
   }
@@ -189,7 +196,7 @@ Tensor update_both_batched(const Tensor& x, const Tensor& update, const Tensor& 
   const std::size_t rank = std::size_t(x.ndim() - 1);
   for (std::size_t d = 0; d < rank; ++d) {
     const std::int64_t n = x.shape()[d + 1], w = update.shape()[d + 1], at = std::int64_t(d);
-    Tensor start = clamp(cast(slice(starts, {0, at}, {lanes, at + 1}), int64), 0., double(n - w));  // [lanes, 1]
+    Tensor start = clamp(signed_indices(slice(starts, {0, at}, {lanes, at + 1})), 0., double(n - w));  // [lanes, 1]
     Tensor offset = arange(int64, 0, double(n)) - start;                                           // [lanes, n]
     placed = take_both_batched(placed, clamp(offset, 0., double(w - 1)), at, lanes);
     Shape along(rank + 1, 1);

@@ -86,7 +86,12 @@ Tensor full_like(const Tensor& t, double value) {
 Tensor arange(DType dtype, double start, double stop, double step) {
   if (step == 0 || !std::isfinite(step) || !std::isfinite(start) || !std::isfinite(stop))
     ops::fail("nx::arange", "start, stop and step must be finite and step nonzero");
+  // NumPy's count, ceil((stop - start) / step), less the values that its
+  // rounding brings to stop or past it (np.arange(1, 1.3, 0.1) ends with
+  // 1.3000000000000003): every value is before stop.
   double count = std::ceil((stop - start) / step);
+  auto before_stop = [&](double i) { return step > 0 ? start + i * step < stop : start + i * step > stop; };
+  while (count > 0 && count <= double(ops::max_elements) && !before_stop(count - 1)) --count;
   if (count > double(ops::max_elements))
     ops::fail("nx::arange", "the range holds " + ops::more_than_a_value_holds());
   return generated(dtype, count > 0 ? std::int64_t(count) : 0, [&](std::int64_t i) { return start + double(i) * step; });

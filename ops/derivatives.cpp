@@ -18,8 +18,14 @@ Tensor unbroadcast(const Tensor& ct, const Shape& shape) {
   Axes axes;
   for (std::size_t d = 0; d < ct.shape().size(); ++d)
     if (d < extra || (shape[d - extra] == 1 && ct.shape()[d] != 1)) axes.push_back(std::int64_t(d));
-  Tensor summed = axes.empty() ? ct : sum(ct, axes);
-  return reshape(summed, shape);
+  return reshape(summed(ct, axes), shape);
+}
+
+Tensor summed(const Tensor& t, const Axes& axes) {
+  if (axes.empty()) return t;
+  Params params;
+  params.axes = axes;
+  return bind(Prim::reduce_sum, {t}, params);
 }
 
 Tensor zeros_of(const TensorType& type) { return zeros(type.dtype, type.shape); }

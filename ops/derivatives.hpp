@@ -27,6 +27,10 @@ Tensor broadcast_tangent(const Tensor& t, const Shape& shape);
 // The sum of ct over the axes along which `shape` was broadcast to ct's
 // shape: the cotangent of an operand that was broadcast.
 Tensor unbroadcast(const Tensor& ct, const Shape& shape);
+// The sum of t over exactly `axes`: t itself over none. A rule's axes come
+// from its bound equation, whose empty list names no axis (nx::sum would
+// read it as every axis: a lane's 0-d value under vmap would lose its lane).
+Tensor summed(const Tensor& t, const Axes& axes);
 // A zero tangent made concrete (zeros of the type).
 Tensor zeros_of(const TensorType& type);
 

@@ -1,8 +1,10 @@
 // Derivative rules of the elementwise primitives.
 //
 // Conventions: abs has derivative 0 at 0 (of complex values, the real
-// Re(conj(z / |z|) dz)); maximum and minimum share the
-// derivative equally between tied operands; floor, ceil, round and sign have
+// Re(conj(z / |z|) dz)); maximum and minimum give the derivative to the
+// operand whose value they return (a NaN operand's: NaN propagates), and
+// share it equally between tied operands; pow(x, y) has d/dx = 0 where y = 0
+// and d/dy = 0 where x = 0 (as JAX); floor, ceil, round and sign have
 // derivative 0; comparisons and predicates have no tangent.
 #include <cmath>
 #include <complex>
@@ -70,9 +72,10 @@ Tensor unary_jvp(Prim p, std::span<const Tensor> x, std::span<const Tensor> t, c
   }
 }
 
-// maximum/minimum: the weight of a's tangent (1 where a wins, 0.5 at ties).
+// maximum/minimum: the weight of a's tangent (1 where the result is a's
+// value: a wins or is NaN; 0.5 at ties).
 Tensor winner_weight(Prim p, const Tensor& a, const Tensor& b) {
-  Tensor wins = p == Prim::maximum ? greater(a, b) : less(a, b);
+  Tensor wins = logical_or(p == Prim::maximum ? greater(a, b) : less(a, b), isnan(a));
   return where(wins, 1., where(equal(a, b), 0.5, zeros_like(a)));
 }
 
@@ -88,7 +91,8 @@ Tensor binary_jvp(Prim p, std::span<const Tensor> x, std::span<const Tensor> t, 
     case Prim::mul: out = add_tangents(part(ta, [&] { return b; }), part(tb, [&] { return a; })); break;
     case Prim::div: out = add_tangents(part(ta, [&] { return recip(b); }), part(tb, [&] { return -(y / b); })); break;
     case Prim::pow:
-      out = add_tangents(part(ta, [&] { return b * pow(a, b - 1.); }),
+      // (y x^(y-1) is 0 * inf = NaN at x = 0, y = 0: x^0 is 1 everywhere)
+      out = add_tangents(part(ta, [&] { return where(equal(b, 0.), zeros_like(y), b * pow(a, b - 1.)); }),
                          part(tb, [&] { return where(equal(a, 0.), zeros_like(y), log(a) * y); }));
       break;
     case Prim::maximum:

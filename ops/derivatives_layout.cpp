@@ -76,7 +76,7 @@ void layout_transpose(Prim p, const Tensor& ct, std::span<const Tensor> x, std::
     case Prim::reshape: cts[0] = reshape(ct, in.shape); break;
     case Prim::transpose: cts[0] = transpose(ct, inverse(params.axes)); break;
     case Prim::broadcast: cts[0] = unbroadcast(ct, in.shape); break;
-    case Prim::flip: cts[0] = flip(ct, params.axes); break;
+    case Prim::flip: cts[0] = bind(p, {ct}, params); break;  // (its own transpose; no axes flip none)
     case Prim::slice: cts[0] = slice_transpose(ct, in, params); break;
     case Prim::pad: cts[0] = pad_transpose(ct, in, params); break;
     case Prim::concatenate: {

@@ -41,15 +41,27 @@ void solve_transpose(Prim, const Tensor& ct, std::span<const Tensor> x, std::spa
   cts[1] = solved(matrix_transpose(x[0]), ct);
 }
 
-// A = L L^T: dL = L Phi(L^-1 dA L^-T), Phi the lower triangle with its
-// diagonal halved.
+// The conjugate of complex values (2 Re z - z, exact), real ones as they are.
+Tensor conjugate(const Tensor& z) {
+  if (!is_complex(z.dtype())) return z;
+  return cast(cast(z, z.dtype() == complex64 ? float32 : float64), z.dtype()) * 2. - z;
+}
+
+// The conjugate transpose of the last two axes.
+Tensor adjoint(const Tensor& t) { return conjugate(matrix_transpose(t)); }
+
+// cholesky factors the Hermitian part of A (ops/family_decompositions.cpp),
+// so its tangent is that of the Hermitian part, S = (dA + dA^H) / 2 (the
+// symmetric convention of JAX and PyTorch). A = L L^H:
+// dL = L Phi(L^-1 S L^-H), Phi the lower triangle with its diagonal halved.
 Tensor cholesky_jvp(Prim, std::span<const Tensor>, std::span<const Tensor> t, const Params&, const Tensor& l) {
   if (zero(t[0])) return Tensor();
   const std::int64_t n = l.shape().back();
   std::vector<double> phi(std::size_t(n * n), 0.);
   for (std::int64_t r = 0; r < n; ++r)
     for (std::int64_t c = 0; c <= r; ++c) phi[std::size_t(r * n + c)] = r == c ? 0.5 : 1.;
-  Tensor inner = matrix_transpose(solved(l, matrix_transpose(solved(l, t[0]))));
+  const Tensor s = (t[0] + adjoint(t[0])) * 0.5;
+  Tensor inner = adjoint(solved(l, adjoint(solved(l, s))));
   return product(l, inner * create(l.dtype(), {n, n}, std::span<const double>(phi)));
 }
 

@@ -59,12 +59,14 @@ Tensor reduce_jvp(Prim p, std::span<const Tensor> x, std::span<const Tensor> t, 
   if (zero(t[0])) return Tensor();
   const Axes& axes = params.axes;
   switch (p) {
-    case Prim::reduce_sum: return sum(t[0], axes);
-    case Prim::reduce_prod: return sum(t[0] * product_of_others(x[0], axes), axes);
+    case Prim::reduce_sum: return summed(t[0], axes);
+    case Prim::reduce_prod: return summed(t[0] * product_of_others(x[0], axes), axes);
     case Prim::reduce_max:
     case Prim::reduce_min: {
-      Tensor ties = cast(equal(x[0], kept(y, x[0].shape(), axes)), x[0].dtype());
-      return sum(t[0] * ties, axes) / sum(ties, axes);
+      // (a NaN result is the NaN elements' value: they share its derivative)
+      const Tensor result = kept(y, x[0].shape(), axes);
+      Tensor ties = cast(logical_or(equal(x[0], result), logical_and(isnan(x[0]), isnan(result))), x[0].dtype());
+      return summed(t[0] * ties, axes) / summed(ties, axes);
     }
     default: return Tensor();
   }

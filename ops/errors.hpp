@@ -14,8 +14,29 @@
 
 namespace nx::ops {
 
+// The public function the user called, while it runs, where it is a
+// composite of other nx:: functions (nx::clamp of maximum and minimum): the
+// user errors its parts find name it, not themselves (API.md: a message
+// starts with the called function's name). Each composite opens one on entry
+// (`const EntryPoint entry("nx::clamp");`); the outermost names the errors.
+class EntryPoint {
+ public:
+  explicit EntryPoint(std::string_view api) : outer_(called_) {
+    if (outer_.empty()) called_ = api;
+  }
+  ~EntryPoint() { called_ = outer_; }
+  EntryPoint(const EntryPoint&) = delete;
+  EntryPoint& operator=(const EntryPoint&) = delete;
+  // The name an error that `api` found goes under.
+  static std::string_view naming(std::string_view api) { return called_.empty() ? api : called_; }
+
+ private:
+  inline static thread_local std::string_view called_;
+  std::string_view outer_;
+};
+
 [[noreturn]] inline void fail(std::string_view api, const std::string& message) {
-  std::string text(api);
+  std::string text(EntryPoint::naming(api));
   text += ": ";
   text += message;
   throw std::invalid_argument(text);

@@ -93,7 +93,28 @@ template <class T> void solve_as(const Tensor& A, const Tensor& B, const Tensor&
   }
 }
 
-// The lower factor L of A = L L^H per matrix, into l (C order, of T's dtype).
+template <class T> T conjugate(T x) {
+  if constexpr (std::is_floating_point_v<T>) return x;
+  else return std::conj(x);
+}
+
+// Puts the Hermitian part (M + M^H) / 2 of an n by n matrix (C order) in its
+// lower triangle, the one LAPACK reads. So cholesky factors the Hermitian
+// part of any matrix (as JAX's cholesky does): a function of every element,
+// whose derivative is that of the symmetric convention (dA taken as
+// (dA + dA^H) / 2, ops/derivatives_linalg.cpp). A Hermitian matrix keeps
+// its bits.
+template <class T> void hermitian_part_in_lower(T* m, std::int64_t n) {
+  for (std::int64_t r = 0; r < n; ++r)
+    for (std::int64_t c = 0; c < r; ++c) {
+      T& below = m[r * n + c];
+      const T above = conjugate(m[c * n + r]);
+      if (below != above) below = below * T(0.5) + above * T(0.5);  // (cannot overflow)
+    }
+}
+
+// The lower factor L of the Hermitian part of A = L L^H per matrix, into l
+// (C order, of T's dtype).
 template <class T> void cholesky_as(const Tensor& A, const Tensor& l) {
   const Shape& s = A.shape();
   const std::int64_t n = s[s.size() - 1];
@@ -103,6 +124,7 @@ template <class T> void cholesky_as(const Tensor& A, const Tensor& l) {
     // Row-major A read column-major is A^T = conj(A): LAPACK's upper U with
     // conj(A) = U^H U, read back row-major, is U^T, and A = U^T (U^T)^H.
     T* m = data_of<T>(l) + i * n * n;
+    hermitian_part_in_lower(m, n);
     int info = 0;
     potrf(int(n), m, &info);
     for (std::int64_t r = 0; r < n; ++r)

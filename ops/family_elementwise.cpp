@@ -35,7 +35,9 @@ TensorType unary_type(Prim p, std::span<const Tensor> x, const Params& params) {
 
 TensorType binary_type(Prim p, std::span<const Tensor> x, const Params& params) {
   check_same_dtype(p, x);
-  check_accepts(p, x[0]);
+  // (the operands share a dtype: a refusal describes the one of more axes,
+  // not the 0-d tensor a double operand became, as in nx::sub(1., b))
+  check_accepts(p, x[1].ndim() > x[0].ndim() ? x[1] : x[0]);
   return {result_dtype(p, x[0].dtype(), params), broadcast_all(p, x), x[0].placement()};
 }
 

@@ -3,6 +3,7 @@
 // and the dynamic slices copy.
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <numeric>
 
 #include "ops/broadcast.hpp"
@@ -240,8 +241,18 @@ void concatenate_into(Prim, std::span<const Tensor> x, const Params& params, con
   }
 }
 
-// Reads an integer tensor's elements as int64.
+// Reads an integer tensor's elements as int64. A uint64 index beyond int64's
+// range would wrap to a negative one (counting from the end): it is past every
+// axis, so it becomes int64's largest, which clamps to the axis's last row.
 std::vector<std::int64_t> indices_of(const Tensor& t) {
+  if (t.dtype() == uint64) {
+    Tensor c = contiguous(t);
+    const auto* d = data_of<std::uint64_t>(c);
+    std::vector<std::int64_t> out;
+    for (std::int64_t k = 0; k < c.numel(); ++k)
+      out.push_back(std::int64_t(std::min<std::uint64_t>(d[k], std::numeric_limits<std::int64_t>::max())));
+    return out;
+  }
   Tensor c = contiguous(convert_elements(t, int64));
   const auto* d = data_of<std::int64_t>(c);
   return std::vector<std::int64_t>(d, d + c.numel());
@@ -333,8 +344,9 @@ Tensor dynamic_slice_eager(Prim, std::span<const Tensor> x, const Params& params
   return window(x[0], clamped_starts(x[1], x[0].shape(), params.shape), params.shape);
 }
 
+// (`out` may be the operand itself, written in place: vm/memory_plan.cpp)
 void dynamic_update_slice_into(Prim, std::span<const Tensor> x, const Params&, const Tensor& out) {
-  copy_elements(*x[0].impl(), *out.impl());
+  if (x[0].impl() != out.impl()) copy_elements(*x[0].impl(), *out.impl());
   copy_elements(*x[1].impl(), *window(out, clamped_starts(x[2], x[0].shape(), x[1].shape()), x[1].shape()).impl());
 }
 

@@ -92,15 +92,24 @@ void arg_into(Prim p, std::span<const Tensor> x, const Params& params, const Ten
 
 }  // namespace
 
+DType accumulator_dtype(Prim p, DType in) {
+  if (p == Prim::reduce_and || p == Prim::reduce_or) return bool_;
+  return in == float16 || in == bfloat16 ? float32 : in;
+}
+
 void reduce_row(Prim p, DType in, DType out, std::int64_t n, const char* row, char* dst) {
   const auto& K = kernels::table();
   if (n <= reduce_segment) return K.reduce[int(p)][int(in)](n, row, dst);
-  std::int64_t segs = (n + reduce_segment - 1) / reduce_segment;
-  std::size_t in_size = size_of(in), out_size = size_of(out);
-  std::vector<char> partial(std::size_t(segs) * out_size);
+  const std::int64_t segs = (n + reduce_segment - 1) / reduce_segment;
+  const std::size_t in_size = size_of(in), partial_size = size_of(accumulator_dtype(p, in));
+  std::vector<char> partials(std::size_t(segs) * partial_size);
+  const kernels::ReducePieces& pieces = K.reduce_pieces[int(p)][int(in)];
   auto one = [&](std::int64_t s) {
-    std::int64_t len = std::min(reduce_segment, n - s * reduce_segment);
-    K.reduce[int(p)][int(in)](len, row + s * reduce_segment * std::int64_t(in_size), partial.data() + s * out_size);
+    const std::int64_t len = std::min(reduce_segment, n - s * reduce_segment);
+    alignas(64) unsigned char state[kernels::reduce_state_bytes];
+    pieces.start(state);
+    pieces.add(len, row + s * reduce_segment * std::int64_t(in_size), state);
+    pieces.partial(state, partials.data() + std::size_t(s) * partial_size);
   };
   if (n >= parallel_grain)
     tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, segs, 1),
@@ -108,7 +117,15 @@ void reduce_row(Prim p, DType in, DType out, std::int64_t n, const char* row, ch
                       tbb::simple_partitioner());
   else
     for (std::int64_t s = 0; s < segs; ++s) one(s);
-  reduce_row(p, out, out, segs, partial.data(), dst);
+  combine_segments(p, in, out, segs, partials.data(), dst);
+}
+
+void combine_segments(Prim p, DType in, DType out, std::int64_t segments, const char* partials, char* dst) {
+  const DType acc = accumulator_dtype(p, in);
+  if (acc == out) return reduce_row(p, acc, acc, segments, partials, dst);
+  alignas(16) char whole[16];  // (the float32 result, rounded once to the 16-bit dtype)
+  reduce_row(p, acc, acc, segments, partials, whole);
+  kernels::table().convert[int(acc)][int(out)](1, whole, 0, dst);
 }
 
 void register_reductions(Rules* table) {

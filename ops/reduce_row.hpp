@@ -14,8 +14,17 @@ namespace nx::ops {
 // bits do not depend on the thread count.
 inline constexpr std::int64_t reduce_segment = chunk_elements;
 
+// The dtype a reduction of `in` accumulates in, and its segments' partial
+// results: float32 for the 16-bit floats (rounded once, at the end), bool
+// for all and any, else `in`.
+DType accumulator_dtype(Prim p, DType in);
+
 // Reduces the n contiguous elements of dtype `in` at row to one of dtype
 // `out` at dst.
 void reduce_row(Prim p, DType in, DType out, std::int64_t n, const char* row, char* dst);
+
+// The result at dst, of dtype `out`, of a row of `in` from its `segments`
+// partial results (of accumulator_dtype(p, in)) at `partials`.
+void combine_segments(Prim p, DType in, DType out, std::int64_t segments, const char* partials, char* dst);
 
 }  // namespace nx::ops

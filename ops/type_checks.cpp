@@ -25,9 +25,13 @@ std::string accepted_classes(std::uint8_t mask) {
 void check_accepts(Prim p, const Tensor& operand) { check_accepts(info(p).api, p, operand); }
 
 void check_accepts(std::string_view api, Prim p, const Tensor& operand) {
+  check_accepts(api, p, operand.dtype(), describe(operand));
+}
+
+void check_accepts(std::string_view api, Prim p, DType d, const std::string& subject) {
   const std::uint8_t accepts = info(p).accepts;
-  if (!(accepts & dtype_class(operand.dtype())))
-    fail(api, describe(operand) + " is not supported (it takes " + accepted_classes(accepts) + " tensors)");
+  if (!(accepts & dtype_class(d)))
+    fail(api, subject + " is not supported (it takes " + accepted_classes(accepts) + " tensors)");
 }
 
 void check_same_dtype(Prim p, std::span<const Tensor> operands) {

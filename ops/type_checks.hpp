@@ -13,6 +13,8 @@ namespace nx::ops {
 void check_accepts(Prim p, const Tensor& operand);
 // The same check for a composite over p, its error naming the composite.
 void check_accepts(std::string_view api, Prim p, const Tensor& operand);
+// (of an operand of dtype d, named in the message as `subject`)
+void check_accepts(std::string_view api, Prim p, DType d, const std::string& subject);
 // Throws unless every operand has the dtype of the first.
 void check_same_dtype(Prim p, std::span<const Tensor> operands);
 // Throws when an operand is an undefined handle.

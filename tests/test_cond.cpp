@@ -285,3 +285,121 @@ TEST_CASE("an error inside a branch says where the cond was called") {
                     "nx::add: shapes [2] and [3] do not broadcast (in a branch of rune::cond called at test_cond.cpp:" +
                         std::to_string(line) + ")");
 }
+
+namespace {
+
+// sqrt(x) where x > 0, else 0 * x: sqrt's derivative is infinite at 0 and
+// NaN below, where the branch is not taken.
+Tensor guarded_sqrt(const Tensor& x) {
+  return rune::cond(nx::greater(x, 0.), [&] { return nx::sqrt(x); }, [&] { return x * 0.; });
+}
+
+// Newton's square root of a, stopping within 1e-12 (at most max steps).
+Tensor newton(const Tensor& a, std::int64_t max) {
+  return rune::iterate(
+      max, [a](const Tensor& x) { return nx::less(nx::abs(x * x - a), 1e-12); },
+      [a](const Tensor& x) { return (x + a / x) / 2.; }, a);
+}
+
+Tensor summed(const Tensor& x, Tensor (*f)(const Tensor&)) { return nx::sum(rune::vmap(f)(x)); }
+
+}  // namespace
+
+TEST_CASE("vmap with a per-lane pred: the untaken branch's derivative does not leak (issue 25, 9a)") {
+  const Tensor x = f64({3}, {4, -1, 0});
+  const Tensor want = f64({3}, {0.25, 0, 0});
+  const Tensor per_lane = rune::vmap(rune::grad(guarded_sqrt))(x);
+  check_bits(per_lane, want);
+  auto of_sum = [](const Tensor& v) { return summed(v, guarded_sqrt); };
+  check_bits(rune::grad(of_sum)(x), want);
+  check_bits(rune::jit(rune::grad(of_sum))(x), want);
+  check_bits(rune::jit(rune::vmap(rune::grad(guarded_sqrt)))(x), want);
+  // forward mode and second order: sqrt's at 4, nothing elsewhere
+  check_bits(rune::jacfwd(rune::vmap(guarded_sqrt), x), f64({3, 3}, {0.25, 0, 0, 0, 0, 0, 0, 0, 0}));
+  check_close(rune::hessian(of_sum, x), f64({3, 3}, {-1. / 32, 0, 0, 0, 0, 0, 0, 0, 0}));
+  // switch_ with three branches, each finite only where it is taken
+  const Tensor indices = nx::create(nx::int32, {3}, {0, 1, 2});
+  const Tensor at = f64({3}, {4, 2, -3});
+  auto three = [](const Tensor& i, const Tensor& v) {
+    return rune::switch_<Tensor>(i, {[&] { return nx::sqrt(v); }, [&] { return nx::log(v); }, [&] { return v * v; }});
+  };
+  auto loss3 = [&](const Tensor& v) { return nx::sum(rune::vmap(three)(indices, v)); };
+  check_bits(rune::grad(loss3)(at), f64({3}, {0.25, 0.5, -6}));
+  check_bits(rune::jit(rune::grad(loss3))(at), f64({3}, {0.25, 0.5, -6}));
+  // nested maps, and a scan inside the branch
+  auto scanned = [](const Tensor& v) {
+    return rune::cond(nx::greater(v, 0.), [&] {
+      return rune::scan([](const Tensor& c) { return std::pair{nx::sqrt(c), c}; }, v, 2).first;
+    }, [&] { return v * 0.; });
+  };
+  const Tensor grid = f64({2, 2}, {16, -1, 0, 16});
+  auto nested = [&](const Tensor& m) { return nx::sum(rune::vmap(rune::vmap(scanned))(m)); };
+  const Tensor g = rune::grad(nested)(grid);
+  check_close(g, f64({2, 2}, {1. / 32, 0, 0, 1. / 32}));
+  check_bits(rune::jit(rune::grad(nested))(grid), g);
+  // no lanes: no branch is taken, the results are empty
+  const Tensor none = nx::zeros(nx::float64, {0});
+  check_bits(rune::vmap(guarded_sqrt)(none), none);
+  check_bits(rune::grad(of_sum)(none), none);
+  check_bits(rune::jit(rune::vmap(guarded_sqrt))(none), none);
+}
+
+TEST_CASE("vmap with a per-lane pred: a lane's errors and effects in a branch it did not take do not exist "
+          "(issue 25, 4)") {
+  // A check in the branch only lane 0 takes.
+  auto checked = [](const Tensor& x) {
+    return rune::cond(nx::greater(x, 0.), [&] {
+      nx::check(nx::greater(x, 0.), std::tuple<>{}, [](const nx::Index&, std::tuple<>) {
+        return std::make_exception_ptr(std::invalid_argument("not positive"));
+      });
+      return nx::sqrt(x);
+    }, [&] { return -x; });
+  };
+  const Tensor x = f64({2}, {4, -1});
+  check_bits(rune::vmap(checked)(x), f64({2}, {2, 1}));
+  check_bits(rune::jit(rune::vmap(checked))(x), f64({2}, {2, 1}));
+  // Newton's square root guarded by x > 0: every lane alone succeeds.
+  auto root = [](const Tensor& v) { return rune::cond(nx::greater(v, 0.), [&] { return newton(v, 50); }, [&] { return v * 0.; }); };
+  const Tensor xs = f64({4}, {4, -1, 0, 9});
+  const Tensor roots = rune::vmap(root)(xs);
+  check_close(roots, f64({4}, {2, 0, 0, 3}));
+  check_bits(roots, nx::stack({root(nx::get(xs, 0)), root(nx::get(xs, 1)), root(nx::get(xs, 2)), root(nx::get(xs, 3))}));
+  check_bits(rune::jit(rune::vmap(root))(xs), roots);
+  auto root_sum = [&](const Tensor& v) { return nx::sum(rune::vmap(root)(v)); };
+  check_close(rune::grad(root_sum)(xs), f64({4}, {0.25, 0, 0, 1. / 6}));
+  check_bits(rune::jit(rune::grad(root_sum))(xs), rune::grad(root_sum)(xs));
+  // The error of a lane that takes the branch names that lane, not a lane
+  // computing its values in its place.
+  auto short_root = [](const Tensor& v) { return rune::cond(nx::greater(v, 0.), [&] { return newton(v, 3); }, [&] { return v; }); };
+  CHECK_THROWS_WITH(rune::vmap(short_root)(f64({3}, {-1, 1, 1e6})),
+                    "rune::iterate: until is still false after max = 3 steps, in lane 2");
+  CHECK_THROWS_WITH(rune::jit(rune::vmap(short_root))(f64({3}, {-1, 1, 1e6})),
+                    "rune::iterate: until is still false after max = 3 steps, in lane 2");
+  // A callback in a branch runs for the lanes that take it, on their values.
+  std::vector<double> seen;
+  auto logged = [&](const Tensor& v) {
+    return rune::cond(nx::greater(v, 0.), [&] {
+      return rune::callback([&](const Tensor& e) { return seen.push_back(nx::item(e)), e; }, v, v);
+    }, [&] { return -v; });
+  };
+  check_bits(rune::vmap(logged)(f64({3}, {-1, 2, 3})), f64({3}, {1, 2, 3}));
+  CHECK(seen == std::vector<double>{2, 3});
+  seen.clear();
+  check_bits(rune::jit(rune::vmap(logged))(f64({3}, {-1, -2, 3})), f64({3}, {1, 2, 3}));
+  CHECK(seen == std::vector<double>{3});
+  // A branch that no lane takes is not computed.
+  seen.clear();
+  check_bits(rune::vmap(logged)(f64({2}, {-1, -2})), f64({2}, {1, 2}));
+  CHECK(seen.empty());
+}
+
+TEST_CASE("vmap with a per-lane pred: rune::lanes inside a branch that some lane does not take throws") {
+  rune::Axis a = rune::axis();
+  auto f = [a](const Tensor& x) {
+    return rune::cond(nx::greater(x, 0.), [&] { return nx::sum(rune::lanes(a, x)); }, [&] { return x; });
+  };
+  CHECK_THROWS_WITH(rune::vmap(f, a)(f64({2}, {1, -1})),
+                    "rune::lanes: a lane of rune::cond that takes another branch computes nothing in this one, so a "
+                    "branch cannot gather every lane; give every lane the same pred or index");
+  check_bits(rune::vmap(f, a)(f64({2}, {1, 2})), f64({2}, {3, 3}));
+}

@@ -53,6 +53,13 @@ TEST_CASE("arange, linspace and eye") {
   CHECK(text(nx::arange(nx::float64, 3, 0, -1)) == "float64 [3] [3, 2, 1]");
   CHECK(text(nx::arange(nx::float64, 3, 0)) == "float64 [0] []");
   CHECK_THROWS_WITH(nx::arange(nx::float64, 0, 1, 0), StartsWith("nx::arange: "));
+  // every value is before stop: NumPy's count, ceil((1.3 - 1) / 0.1) = ceil(3.0000000000000004), would
+  // reach 1 + 3 * 0.1 = 1.3 (np.arange(1, 1.3, 0.1) has 4 values, the last 1.3000000000000003)
+  CHECK(text(nx::arange(nx::float64, 1, 1.3, 0.1)) == "float64 [3] [1, 1.1, 1.2]");
+  CHECK(text(nx::arange(nx::float64, 1.3, 1, -0.1)) == "float64 [3] [1.3, 1.2, 1.1]");
+  CHECK(text(nx::arange(nx::float64, 1, 1.30001, 0.1)) == "float64 [4] [1, 1.1, 1.2, 1.3]");
+  CHECK(text(nx::arange(nx::float64, 0, 1, 0.1)) == "float64 [10] [0, 0.1, 0.2, 0.30000000000000004, 0.4, 0.5, "
+                                                       "0.6000000000000001, 0.7000000000000001, 0.8, 0.9]");
   CHECK(text(nx::linspace(nx::float64, 0, 1, 5)) == "float64 [5] [0, 0.25, 0.5, 0.75, 1]");
   CHECK(text(nx::linspace(nx::float64, 2, 3, 1)) == "float64 [1] [2]");
   CHECK(nx::item(nx::linspace(nx::float64, 0, 0.3, 7), {6}) == 0.3);  // the last is exactly stop
@@ -78,4 +85,13 @@ TEST_CASE("to_vector reads every element in C order, converted") {
   CHECK(nx::to_vector<int>(m) == std::vector<int>{1, -3, 2, 4});
   CHECK(nx::to_vector<float>(nx::scalar(nx::float64, 0.1)) == std::vector<float>{0.1f});
   CHECK(nx::to_vector<double>(nx::zeros(nx::float64, {0, 3})).empty());
+}
+
+TEST_CASE("to_vector converts as a cast does: floats saturate, integers wrap, 16-bit unsigned too") {
+  const Tensor floats = f64({4}, {-1e6, 70000, 5.7, std::nan("")});
+  CHECK(nx::to_vector<std::int16_t>(floats) == std::vector<std::int16_t>{-32768, 32767, 5, 0});
+  CHECK(nx::to_vector<std::uint16_t>(floats) == std::vector<std::uint16_t>{0, 65535, 5, 0});
+  const Tensor ints = nx::create(nx::int32, {3}, {-1, 70000, 5});
+  CHECK(nx::to_vector<std::int16_t>(ints) == std::vector<std::int16_t>{-1, 4464, 5});
+  CHECK(nx::to_vector<std::uint16_t>(ints) == std::vector<std::uint16_t>{65535, 4464, 5});
 }

@@ -48,3 +48,73 @@ TEST_CASE("bfloat16 keeps float's exponent and rounds its mantissa to nearest ev
   CHECK(std::isnan(round_trip(std::nanf(""))));
   CHECK(std::isinf(round_trip(std::numeric_limits<float>::infinity())));
 }
+
+namespace {
+// The double halfway between a 16-bit float and the next one up (of bits
+// `bits` and bits + 1), exact in a double.
+template <class Half> double midpoint(std::uint16_t bits) {
+  Half lo, hi;
+  lo.bits = bits;
+  hi.bits = std::uint16_t(bits + 1);
+  return (double(float(lo)) + double(float(hi))) / 2;
+}
+
+// The bits of a 16-bit float tensor's elements.
+std::vector<std::uint16_t> bits_of(const nx::Tensor& t) {
+  const nx::Tensor c = nx::ops::contiguous(t);
+  const auto* at = nx::ops::data_of<std::uint16_t>(c);
+  return std::vector<std::uint16_t>(at, at + c.numel());
+}
+
+// Every way a double becomes a 16-bit element (create, cast, and on a
+// sample scalar, full and a double operand) gives `expected`.
+void check_made(nx::DType dtype, const std::vector<double>& v, const std::vector<std::uint16_t>& expected) {
+  const std::int64_t n = std::int64_t(v.size());
+  CHECK(bits_of(nx::create(dtype, {n}, v)) == expected);
+  CHECK(bits_of(nx::cast(nx::create(nx::float64, {n}, v), dtype)) == expected);
+  for (std::size_t i = 0; i < v.size(); i += 97) {
+    const std::vector<std::uint16_t> one{expected[i]};
+    CHECK(bits_of(nx::scalar(dtype, v[i])) == one);
+    CHECK(bits_of(nx::full(dtype, {1}, v[i])) == one);
+    CHECK(bits_of(nx::zeros(dtype, {1}) + v[i]) == one);
+  }
+}
+
+// Just above, just below and at the midpoint after every finite positive
+// value of Half but the largest (of bits `last`): up, down and to even.
+template <class Half> void check_every_midpoint(nx::DType dtype, std::uint16_t last) {
+  std::vector<double> above, below, at;
+  std::vector<std::uint16_t> up, down, even;
+  for (std::uint16_t b = 0; b < last; ++b) {
+    const double m = midpoint<Half>(b);
+    above.push_back(std::nextafter(m, INFINITY)), up.push_back(std::uint16_t(b + 1));
+    below.push_back(std::nextafter(m, 0.)), down.push_back(b);
+    at.push_back(m), even.push_back(std::uint16_t(b % 2 ? b + 1 : b));
+  }
+  check_made(dtype, above, up);
+  check_made(dtype, below, down);
+  check_made(dtype, at, even);
+}
+}  // namespace
+
+// A double rounds once into float16 and bfloat16: through float it would
+// round twice, and a double just past a midpoint would become the midpoint,
+// a tie (NumPy: np.float16(1.0004882821813226) is 1.0009765625).
+TEST_CASE("a double rounds once, to nearest even, into float16 and bfloat16, on every path") {
+  CHECK(nx::item(nx::cast(nx::scalar(nx::float64, 1.0004882821813226), nx::float16)) == 1.0009765625);
+  CHECK(nx::item(nx::scalar(nx::float16, 1.0004882821813226)) == 1.0009765625);
+  check_every_midpoint<nx::float16_t>(nx::float16, 0x7bff);
+  check_every_midpoint<nx::bfloat16_t>(nx::bfloat16, 0x7f7f);
+  // past the largest, the midpoint to the next power of two rounds to inf; NaN stays NaN; -0 keeps its sign
+  CHECK(test::text(nx::create(nx::float16, {4}, {65519.99, 65520., -0., std::nan("")})) ==
+        "float16 [4] [65500, inf, -0, nan]");
+  // 64-bit integers round once too (through float, 2^30 + 2^22 + 1 would be a tie, rounded down)
+  const std::vector<std::int64_t> big{(std::int64_t(1) << 30) + (1 << 22) + 1,
+                                      (std::int64_t(1) << 62) + (std::int64_t(1) << 54) + 1};
+  const std::vector<double> rounded{std::ldexp(1., 30) + std::ldexp(1., 23), std::ldexp(1., 62) + std::ldexp(1., 55)};
+  CHECK(nx::to_vector<double>(nx::create(nx::bfloat16, {2}, big)) == rounded);
+  CHECK(nx::to_vector<double>(nx::cast(nx::create(nx::int64, {2}, big), nx::bfloat16)) == rounded);
+  CHECK(nx::to_vector<double>(nx::cast(nx::create(nx::uint64, {2}, big), nx::bfloat16)) == rounded);
+  CHECK(nx::to_vector<double>(nx::cast(nx::create(nx::int32, {1}, {(1 << 30) + (1 << 22) + 1}), nx::bfloat16)) ==
+        std::vector<double>{rounded[0]});
+}

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "helpers.hpp"
+#include <rune/rune.hpp>
 
 using nx::Tensor;
 using namespace test;
@@ -72,6 +73,7 @@ TEST_CASE("operands must share a dtype; a bool tensor is refused by arithmetic")
                     "nx::exp: bool [3] is not supported (it takes float or complex tensors)");
   CHECK_THROWS_WITH(nx::sin(nx::ones(nx::int32, {2})), StartsWith("nx::sin: int32 [2] is not supported"));
   CHECK_THROWS_WITH(nx::ones(nx::bool_, {2}) + 1., StartsWith("nx::add: bool [2] is not supported"));
+  CHECK_THROWS_WITH(1. - nx::ones(nx::bool_, {2}), StartsWith("nx::sub: bool [2] is not supported"));
   CHECK_THROWS_WITH(nx::mod(nx::ones(nx::complex64, {1}), 1.), StartsWith("nx::mod: complex64 [1]"));
   // a double operand takes the tensor's dtype
   CHECK((nx::ones(nx::float32, {2}) + 0.5).dtype() == nx::float32);
@@ -141,6 +143,108 @@ TEST_CASE("maximum and minimum propagate NaN") {
   CHECK(std::isnan(nx::item(nx::minimum(nx::scalar(nx::float32, nan), 1.))));
 }
 
+namespace {
+// Equal values with equal signs (of zeros), or both NaN.
+bool same_values(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (!(std::isnan(a[i]) && std::isnan(b[i])) && (a[i] != b[i] || std::signbit(a[i]) != std::signbit(b[i])))
+      return false;
+  return true;
+}
+
+// `values` repeated to n elements: rows of every length meet the scalar
+// loops, whole SIMD batches (4 to 16 elements) and their tails.
+std::vector<double> repeated(const std::vector<double>& values, std::size_t n) {
+  std::vector<double> out;
+  while (out.size() < n) out.insert(out.end(), values.begin(), values.end());
+  out.resize(n);
+  return out;
+}
+
+// f in the element type that nx computes `dtype` in (16-bit floats in float),
+// as the dtype holds it.
+double in_dtype(nx::DType dtype, double (*f64)(double, double), float (*f32)(float, float), double a, double b) {
+  if (dtype == nx::float64) return f64(a, b);
+  return nx::item(nx::scalar(dtype, double(f32(float(a), float(b)))));
+}
+}  // namespace
+
+TEST_CASE("atan2 gives C's values at signed zeros and infinities, at every length, compiled too") {
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> specials{0., -0., inf, -inf, 1., -1., std::nan("")};
+  std::vector<double> ys, xs;
+  for (double y : specials)
+    for (double x : specials) ys.push_back(y), xs.push_back(x);
+  for (nx::DType dtype : {nx::float64, nx::float32, nx::float16, nx::bfloat16})
+    for (std::size_t n : {1, 7, 8, 16, 17, 49, 100}) {
+      INFO(nx::name(dtype) << ", " << n << " elements");
+      auto compiled = rune::jit([](const Tensor& y, const Tensor& x) { return nx::atan2(y, x); });
+      const std::vector<double> y = repeated(ys, n), x = repeated(xs, n);
+      std::vector<double> expected;
+      for (std::size_t i = 0; i < n; ++i)
+        expected.push_back(in_dtype(dtype, [](double a, double b) { return std::atan2(a, b); },
+                                    [](float a, float b) { return std::atan2(a, b); }, y[i], x[i]));
+      const Tensor ty = nx::create(dtype, {std::int64_t(n)}, y), tx = nx::create(dtype, {std::int64_t(n)}, x);
+      CHECK(same_values(values(nx::atan2(ty, tx)), expected));
+      CHECK(same_bits(compiled(ty, tx), nx::atan2(ty, tx)));
+    }
+  // C99 F.9.1.4: the quadrant's angle, with the signs of the zeros.
+  CHECK(text(nx::atan2(f64({4}, {0., -0., 0., -0.}), f64({4}, {0., 0., -0., -0.}))) ==
+        "float64 [4] [0, -0, 3.141592653589793, -3.141592653589793]");
+  CHECK(text(nx::atan2(f64({4}, {inf, inf, -inf, -inf}), f64({4}, {inf, -inf, inf, -inf}))) ==
+        "float64 [4] [0.7853981633974483, 2.356194490192345, -0.7853981633974483, -2.356194490192345]");
+}
+
+TEST_CASE("signs of zero: odd functions keep -0, rounding keeps the sign, on every length, compiled too") {
+  using Function = Tensor (*)(const Tensor&);
+  struct Case {
+    const char* name;
+    Function f;
+    double (*c)(double);
+    std::vector<double> inputs;  // whose results every dtype holds exactly
+  };
+  const std::vector<double> zeros{0., -0.}, halves{0., -0., 0.5, -0.5, 0.375, -0.375, 1.5, -1.5, -2.5};
+  const std::vector<Case> cases{
+      {"neg", nx::neg, [](double x) { return -x; }, halves},
+      {"abs", nx::abs, [](double x) { return std::fabs(x); }, halves},
+      {"sign", nx::sign, [](double x) { return x > 0 ? 1. : x < 0 ? -1. : x; }, halves},
+      {"floor", nx::floor, [](double x) { return std::floor(x); }, halves},
+      {"ceil", nx::ceil, [](double x) { return std::ceil(x); }, halves},
+      {"round", nx::round, [](double x) { return std::nearbyint(x); }, halves},
+      {"sqrt", nx::sqrt, [](double x) { return std::sqrt(x); }, zeros},
+      {"rsqrt", nx::rsqrt, [](double x) { return 1 / std::sqrt(x); }, zeros},
+      {"recip", nx::recip, [](double x) { return 1 / x; }, zeros},
+      {"square", nx::square, [](double x) { return x * x; }, zeros},
+      {"sin", nx::sin, [](double x) { return std::sin(x); }, zeros},
+      {"tan", nx::tan, [](double x) { return std::tan(x); }, zeros},
+      {"sinh", nx::sinh, [](double x) { return std::sinh(x); }, zeros},
+      {"tanh", nx::tanh, [](double x) { return std::tanh(x); }, zeros},
+      {"asin", nx::asin, [](double x) { return std::asin(x); }, zeros},
+      {"atan", nx::atan, [](double x) { return std::atan(x); }, zeros},
+      {"erf", nx::erf, [](double x) { return std::erf(x); }, zeros},
+      {"expm1", nx::expm1, [](double x) { return std::expm1(x); }, zeros},
+      {"log1p", nx::log1p, [](double x) { return std::log1p(x); }, zeros},
+      {"log", nx::log, [](double x) { return std::log(x); }, zeros},
+      {"exp", nx::exp, [](double x) { return std::exp(x); }, zeros},
+      {"cos", nx::cos, [](double x) { return std::cos(x); }, zeros},
+      {"cosh", nx::cosh, [](double x) { return std::cosh(x); }, zeros},
+      {"sigmoid", nx::sigmoid, [](double) { return 0.5; }, zeros},
+  };
+  for (const Case& c : cases)
+    for (nx::DType dtype : {nx::float64, nx::float32, nx::float16, nx::bfloat16})
+      for (std::size_t n : {1, 3, 8, 9, 16, 17, 33}) {
+        INFO("nx::" << c.name << ", " << nx::name(dtype) << ", " << n << " elements");
+        auto compiled = rune::jit([&](const Tensor& x) { return c.f(x); });
+        const std::vector<double> x = repeated(c.inputs, n);
+        std::vector<double> expected;
+        for (double v : x) expected.push_back(c.c(v));
+        const Tensor t = nx::create(dtype, {std::int64_t(n)}, x);
+        CHECK(same_values(values(c.f(t)), expected));
+        CHECK(same_bits(compiled(t), c.f(t)));
+      }
+}
+
 TEST_CASE("where selects with broadcasting; clamp bounds") {
   Tensor c = nx::create(nx::bool_, {3}, {1, 0, 1});
   CHECK(values(nx::where(c, f64({3}, {1, 2, 3}), 0.)) == std::vector<double>{1, 0, 3});
@@ -187,6 +291,24 @@ TEST_CASE("float16 and bfloat16 compute in float and round") {
   CHECK(text(h + 1.) == "float16 [2] [2, 2048]");  // 2049 is not a float16
   CHECK(text(nx::create(nx::bfloat16, {1}, {256}) + 1.) == "bfloat16 [1] [256]");
   CHECK(text(nx::sqrt(nx::create(nx::float16, {1}, {2}))) == "float16 [1] [1.414]");
+}
+
+TEST_CASE("complex powers follow NumPy at zero and for whole exponents; 1 / 0 is infinite (C99 Annex G)") {
+  using C = std::complex<double>;
+  const Tensor a = nx::create(nx::complex128, {8}, std::vector<C>{{1, 1}, {1, 2}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {2, 0}, {1, 1}});
+  const Tensor b = nx::create(nx::complex128, {8}, std::vector<C>{{-2, 0}, {3, 0}, {0, 0}, {2, 0}, {-1, 0}, {0, 1}, {0.5, 0}, {2, 0}});
+  // (np.power: 0^0 = 1, 0^2 = 0, 0^-1 and 0^1j NaN; whole exponents by repeated products, exact here)
+  CHECK(text(nx::slice(nx::pow(a, b), {0}, {6})) == "complex128 [6] [0-0.5j, -11-2j, 1+0j, 0+0j, nan+nanj, nan+nanj]");
+  CHECK(text(nx::slice(nx::pow(a, b), {7}, {8})) == "complex128 [1] [0+2j]");
+  CHECK(nx::item(nx::pow(a, b), {6}) == Approx(std::sqrt(2.)));  // a fractional exponent: exp(y log z)
+  CHECK(text(nx::pow(nx::create(nx::complex64, {1}, std::vector<std::complex<float>>{{0, 0}}), 0.)) ==
+        "complex64 [1] [1+0j]");
+  auto compiled = rune::jit([](const Tensor& x, const Tensor& y) { return nx::pow(x, y); });
+  CHECK(same_bits(compiled(a, b), nx::pow(a, b)));
+  // recip(z) is 1 / z: at a zero, an infinity (C99 G.5.1; np.reciprocal gives nan+nanj there)
+  const std::vector<C> zeros{{0, 0}, {-0., 0}, {0, -0.}, {-0., -0.}};
+  for (const C& z : nx::to_vector<C>(nx::recip(nx::create(nx::complex128, {4}, zeros))))
+    CHECK((std::isinf(z.real()) || std::isinf(z.imag())));
 }
 
 TEST_CASE("complex arithmetic") {

@@ -11,6 +11,7 @@
 
 #include "generator/case_check.hpp"
 #include "generator/generator.hpp"
+#include "generator/generators.hpp"
 #include "helpers.hpp"
 #include "ir/program.hpp"
 
@@ -52,6 +53,8 @@ void check_coverage(const gen::Tally& tally) {
   CHECK(tally.empty_values > 0);
   CHECK(tally.scalar_values > 0);
   CHECK(tally.conclusive_directions > 4 * tally.inconclusive_directions);
+  CHECK(tally.maps > 0);
+  CHECK(tally.map_lanes > 0);
 }
 
 }  // namespace
@@ -75,7 +78,10 @@ TEST_CASE("generated programs round trip, give eager's bits on every executor, a
             << " iterates, " << tally.conds << " conds, " << tally.switches << " switches, " << tally.remats
             << " remats, " << tally.collects << " collects, " << tally.total_adds << " adds; "
             << tally.nested_constructs << " constructs nested; " << tally.expected_errors << " expected errors, "
-            << tally.iterate_errors << " of iterate)\n";
+            << tally.iterate_errors << " of iterate; " << tally.maps << " with maps: " << tally.map_lanes
+            << " with rune::lanes, " << tally.map_totals << " with totals, " << tally.map_checks << " with checks)\n";
+  for (const gen::MapKind& k : gen::map_kinds())
+    if (!k.on) std::cout << "map cases of kind " << k.name << " are off until " << k.off_until << " is fixed\n";
   if (count >= 2000) check_coverage(tally);
 }
 

@@ -1,6 +1,8 @@
 // Differentiation semantics: grad runs f once per call and differentiates
 // the path taken; nesting; structures in and out; conventions (+0, -0, ties,
 // abs at 0); errors; staging under rune::program.
+#include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 
@@ -97,6 +99,49 @@ TEST_CASE("conventions: +0 for no contribution, no zero added, abs at 0, ties sh
   // gradients are fresh C-order tensors
   Tensor g = rune::grad([](const Tensor& v) { return nx::sum(v); }, nx::ones(nx::float64, {2, 3}));
   CHECK(g.impl()->strides == nx::detail::Strides{3, 1});
+}
+
+TEST_CASE("derivatives at kinks and special points: pow at 0, maximum and max with NaN, sigmoid far out") {
+  const double nan = std::nan("");
+  // d/dx x^0 = 0 at x = 0 too (y x^(y-1) would be 0 * inf), and d/dy x^y = 0 at x = 0 (as JAX and PyTorch)
+  auto pow_grads = [](double x, double y) {
+    return rune::grad([](const std::pair<Tensor, Tensor>& p) { return nx::sum(nx::pow(p.first, p.second)); },
+                      std::pair{nx::scalar(nx::float64, x), nx::scalar(nx::float64, y)});
+  };
+  auto [dx, dy] = pow_grads(0, 0);
+  CHECK(text(dx) == "float64 [] 0");
+  CHECK(text(dy) == "float64 [] 0");
+  CHECK(text(pow_grads(0, 2).first) == "float64 [] 0");
+  CHECK(text(pow_grads(0, 1).first) == "float64 [] 1");
+  CHECK(text(pow_grads(3, 0).first) == "float64 [] 0");
+  CHECK(text(pow_grads(2, 3).second) == text(nx::scalar(nx::float64, 8 * std::log(2.))));
+  CHECK(text(rune::jvp([](const Tensor& x) { return nx::pow(x, 0.); }, nx::scalar(nx::float64, 0.),
+                       nx::scalar(nx::float64, 1.)).second) == "float64 [] 0");
+  // maximum and minimum: the derivative follows the operand whose value is the result, a NaN's
+  auto both = [](auto f, double a, double b) {
+    auto g = rune::grad([&](const std::pair<Tensor, Tensor>& p) { return nx::sum(f(p.first, p.second)); },
+                        std::pair{nx::scalar(nx::float64, a), nx::scalar(nx::float64, b)});
+    return text(g.first) + ", " + text(g.second);
+  };
+  auto maximum = [](const Tensor& a, const Tensor& b) { return nx::maximum(a, b); };
+  auto minimum = [](const Tensor& a, const Tensor& b) { return nx::minimum(a, b); };
+  CHECK(both(maximum, 1, nan) == "float64 [] 0, float64 [] 1");
+  CHECK(both(maximum, nan, 1) == "float64 [] 1, float64 [] 0");
+  CHECK(both(minimum, 1, nan) == "float64 [] 0, float64 [] 1");
+  CHECK(both(minimum, nan, 1) == "float64 [] 1, float64 [] 0");
+  CHECK(both(maximum, nan, nan) == "float64 [] 1, float64 [] 0");  // the result is a's
+  CHECK(both(maximum, 2, 2) == "float64 [] 0.5, float64 [] 0.5");
+  // max and min: the NaN elements share it
+  CHECK(text(rune::grad([](const Tensor& v) { return nx::max(v); }, f64({4}, {1, nan, 3, nan}))) ==
+        "float64 [4] [0, 0.5, 0, 0.5]");
+  CHECK(text(rune::grad([](const Tensor& v) { return nx::min(v); }, f64({3}, {1, nan, -3}))) == "float64 [3] [0, 1, 0]");
+  // sigmoid's derivative s (1 - s) stays finite where exp(-x) overflows (PyTorch: 0 below -745)
+  CHECK(text(rune::grad([](const Tensor& v) { return nx::sum(nx::sigmoid(v)); },
+                        f64({6}, {-1000, -800, -710, 0, 800, -std::numeric_limits<double>::infinity()}))) ==
+        "float64 [6] [0, 0, 4.47628622567513e-309, 0.25, 0, 0]");
+  CHECK(text(rune::grad([](const Tensor& v) { return nx::sum(nx::sigmoid(v)); },
+                        nx::create(nx::float32, {2}, {-200, 200}))) == "float32 [2] [0, 0]");
+  CHECK(rune::check_grads([](const Tensor& v) { return nx::sum(nx::sigmoid(v)); }, f64({3}, {-3, 0, 2}), 1e-6, 1e-6).ok);
 }
 
 TEST_CASE("abs of complex values has a real derivative: d|z| = Re(conj(sign z) dz)") {

@@ -148,7 +148,41 @@ TEST_CASE("a singular or indefinite matrix gives NaN; shapes are checked") {
   CHECK_THROWS_WITH(nx::solve(f64({2, 2}, {1, 0, 0, 1}), f64({3}, {1, 1, 1})),
                     "nx::solve: shapes [2, 2] and [3, 1] do not fit a linear system");
   CHECK_THROWS_WITH(nx::cholesky(f64({3}, {1, 2, 3})), "nx::cholesky: float64 [3] is not a batch of square matrices");
-  CHECK_THROWS_WITH(nx::inv(nx::ones(nx::int32, {2, 2})), StartsWith("nx::solve: int32 [2, 2] is not supported"));
+  CHECK_THROWS_WITH(nx::inv(nx::ones(nx::int32, {2, 2})), StartsWith("nx::inv: int32 [2, 2] is not supported"));
+}
+
+// cholesky factors the symmetric (Hermitian) part (A + A^H) / 2, as JAX's
+// does, so its derivative is the symmetric convention's and central
+// differences along any direction agree with it.
+TEST_CASE("cholesky factors the symmetric part; its derivative takes dA as (dA + dA^T) / 2") {
+  const Tensor a = f64({2, 2}, {4, 1, 1, 3});
+  const auto loss = [](const Tensor& v) { return nx::sum(nx::cholesky(v)); };
+  CHECK(rune::check_grads(loss, a).ok);
+  CHECK(rune::check_grads(loss, a, 1e-6, 1e-7).ok);
+  // the gradient is symmetric: each off-diagonal pair shares dL/dA_10 of the lower-triangle reading
+  const std::vector<double> g = nx::to_vector<double>(rune::grad(loss, a));
+  CHECK(g[1] == g[2]);
+  // a matrix that is not symmetric: the factor of its symmetric part
+  const Tensor lopsided = f64({2, 2}, {4, 3, -1, 3});
+  CHECK(text(nx::cholesky(lopsided)) == text(nx::cholesky(a)));
+  CHECK(rune::check_grads(loss, lopsided, 1e-6, 1e-7).ok);
+  // a symmetric matrix keeps its bits (nothing is averaged); float32 and batches alike
+  const Tensor batch = nx::cast(nx::stack({a, f64({2, 2}, {2, -0.5, -0.5, 5})}), nx::float32);
+  CHECK(text(nx::cholesky(batch)) == text(nx::stack({nx::cholesky(nx::get(batch, 0)), nx::cholesky(nx::get(batch, 1))})));
+  // compiled, the same bits
+  CHECK(same_bits(rune::jit(loss)(lopsided), loss(lopsided)));
+  CHECK(same_bits(rune::jit(rune::grad(loss))(lopsided), rune::grad(loss, lopsided)));
+  // complex: the Hermitian part, and a tangent's Hermitian part
+  using C = std::complex<double>;
+  const Tensor h = nx::create(nx::complex128, {2, 2}, std::vector<C>{{2, 0}, {0, 1}, {0, -1}, {2, 0}});
+  const Tensor skewed = nx::create(nx::complex128, {2, 2}, std::vector<C>{{2, 0}, {1, 1}, {0, -1}, {2, 0}});
+  const Tensor skewed_part = nx::create(nx::complex128, {2, 2}, std::vector<C>{{2, 0}, {0.5, 1}, {0.5, -1}, {2, 0}});
+  CHECK(text(nx::cholesky(skewed)) == text(nx::cholesky(skewed_part)));
+  const Tensor dh = nx::create(nx::complex128, {2, 2}, std::vector<C>{{1, 0}, {0.3, 0.2}, {-0.1, 0.4}, {0.5, 0}});
+  const double eps = 1e-7;
+  const Tensor numeric = (nx::cholesky(h + dh * eps) - nx::cholesky(h - dh * eps)) / (2 * eps);
+  const Tensor tangent = rune::jvp([](const Tensor& v) { return nx::cholesky(v); }, h, dh).second;
+  CHECK(nx::item(nx::max(nx::abs(numeric - tangent))) < 1e-7);
 }
 
 TEST_CASE("derivatives of solve, inv and cholesky") {

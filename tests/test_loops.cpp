@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <functional>
 #include <cmath>
 #include <string>
 
@@ -512,4 +513,130 @@ TEST_CASE("an error in root's residual, remat's function or collect's body says 
   const int collect_line = __LINE__ - 2;
   CHECK_THROWS_WITH(rune::jit(counted)(a), broadcast + "the body of rune::collect called at test_loops.cpp:" +
                                                std::to_string(collect_line) + ", under rune::jit)");
+}
+
+TEST_CASE("root: a residual of another dtype than the point's is refused by root itself") {
+  const Tensor a = vec({4., 9.});
+  auto narrowed = [](const Tensor& v) {
+    return rune::root([v](const Tensor& x) { return nx::cast(x * x - v, nx::float32); }, [v] { return nx::sqrt(v); });
+  };
+  const std::string refused = "rune::root: the residual returns float32 [2] where the point is float64 [2]";
+  CHECK_THROWS_AS(narrowed(a), std::invalid_argument);
+  CHECK_THROWS_WITH(narrowed(a), refused);
+  CHECK_THROWS_WITH(rune::grad([&](const Tensor& v) { return nx::sum(narrowed(v)); }, a), refused);
+  CHECK_THROWS_WITH(rune::jit(narrowed)(a), refused);
+  // Several values: each named.
+  auto pair = [](const Tensor& v) {
+    return rune::root([v](const std::pair<Tensor, Tensor>& x) {
+                        return std::pair{x.first - v, nx::cast(x.second, nx::float32)};
+                      },
+                      [v] { return std::pair{v, nx::zeros(nx::float64, {})}; });
+  };
+  CHECK_THROWS_WITH(pair(a), "rune::root: the residual returns (float64 [2], float32 []) where the point is "
+                             "(float64 [2], float64 [])");
+  // The same root in program text: refused where it is parsed.
+  const char* text =
+      "program (%0)\n"
+      "  %1 : float64 [2] at CPU = root point (%0), captures ()\n"
+      "    residual\n"
+      "      program (%2)\n"
+      "        %3 : float32 [2] at CPU = Map [convert<float32>(x0)] (x0: float64 [2] at CPU)\n"
+      "          with x0 = %2\n"
+      "        return %3\n"
+      "  return %1\n";
+  CHECK_THROWS_WITH(rune::parse_program(text), "rune::parse_program: line 2, column 29: " + refused);
+}
+
+TEST_CASE("every construct under a map of no lanes gives empty results of its type, with derivatives") {
+  auto by_newton = [](const Tensor& a) {
+    return rune::root([a](const Tensor& x) { return x * x - a; }, [a] { return newton(50)(a); });
+  };
+  auto by_sqrt = [](const Tensor& a) {
+    return rune::root([a](const Tensor& x) { return x * x - a; }, [a] { return nx::sqrt(a); });
+  };
+  auto branch = [](const Tensor& a) {
+    return rune::cond(nx::greater(nx::sum(a), 2.), [a] { return a * a; }, [a] { return a; });
+  };
+  auto running = [](const Tensor& a) {
+    auto step = [](const Tensor& c, const Tensor& e) { return std::pair{c + e, c}; };
+    return a * rune::scan(step, nx::scalar(nx::float64, 0.), nx::reshape(a, {-1})).first;
+  };
+  auto kept = rune::remat([](const Tensor& a) { return nx::sin(a); });
+  const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&)>>> constructs{
+      {"iterate", newton(50)}, {"root solved by iterate", by_newton}, {"root", by_sqrt},
+      {"cond", branch},        {"scan", running},                    {"remat", kept}};
+  for (const nx::Shape& shape : {nx::Shape{0}, nx::Shape{0, 2}}) {
+    const Tensor none = nx::zeros(nx::float64, shape);
+    for (const auto& [name, f] : constructs) {
+      INFO(name << " over " << nx::to_string(shape));
+      const Tensor want = nx::zeros(nx::float64, shape);
+      CHECK(same_bits(rune::vmap(f)(none), want));
+      CHECK(same_bits(rune::jit(rune::vmap(f))(none), want));
+      auto total = [&](const Tensor& x) { return nx::sum(rune::vmap(f)(x)); };
+      CHECK(same_bits(rune::grad(total, none), want));
+      CHECK(same_bits(rune::jit(rune::grad(total))(none), want));
+      CHECK(same_bits(rune::vmap(rune::grad([&](const Tensor& x) { return nx::sum(f(x)); }))(none), want));
+      CHECK(same_bits(rune::jvp(rune::vmap(f), none, none).second, want));
+    }
+  }
+}
+
+TEST_CASE("iterate: a loop that stops at once never computes its step, under jit too (issue 25, 3)") {
+  // sqrt's derivative is infinite at 0: a step computed at the input would
+  // give 0 * inf.
+  auto f = [](const Tensor& a) {
+    return nx::sum(rune::iterate(
+        5, [](const Tensor& x) { return nx::all(nx::less_equal(x, 2.)); }, [](const Tensor& x) { return nx::sqrt(x); },
+        a));
+  };
+  const Tensor zero = vec({0.});
+  CHECK(same_bits(rune::grad(f, zero), vec({1.})));
+  CHECK(same_bits(rune::jit(rune::grad(f))(zero), vec({1.})));
+  auto [y, t] = rune::jvp(f, zero, vec({1.}));
+  CHECK(nx::item(t) == 1.);
+  CHECK(nx::item(rune::jit([&](const Tensor& a) { return rune::jvp(f, a, vec({1.})).second; })(zero)) == 1.);
+  CHECK(same_bits(rune::hessian(f, zero), nx::zeros(nx::float64, {1, 1})));
+  // Lanes that stop apart: lane 0 at once (at 0), lane 1 after steps.
+  auto lanes = [&](const Tensor& v) {
+    return nx::sum(rune::vmap([&](const Tensor& a) { return f(nx::reshape(a, {1})); })(v));
+  };
+  const Tensor v = vec({0., 16.});
+  const Tensor g = rune::grad(lanes, v);
+  CHECK(nx::item(nx::get(g, 0)) == 1.);
+  CHECK(nx::item(nx::get(g, 1)) == Approx(1. / 32));  // sqrt(sqrt(x))' at 16
+  CHECK(same_bits(rune::jit(rune::grad(lanes))(v), g));
+  CHECK(same_bits(rune::vmap(rune::grad([&](const Tensor& a) { return f(nx::reshape(a, {1})); }))(v), g));
+}
+
+TEST_CASE("iterate: derivatives cost the trips taken, not max (issue 25, 9b)") {
+  // Three nested loops of max = 1,000 that each stop after 2 trips: a
+  // masked loop of max trips would cost 1e9 steps.
+  using Carry = std::pair<Tensor, Tensor>;  // (value, trips)
+  auto twice = [](auto step) {
+    return [step](const Tensor& x) {
+      return rune::iterate(
+                 1000, [](const Carry& c) { return nx::greater_equal(c.second, 2.); },
+                 [step](const Carry& c) { return Carry{step(c.first), c.second + 1.}; },
+                 Carry{x, nx::scalar(nx::float64, 0.)})
+          .first;
+    };
+  };
+  auto inner = twice([](const Tensor& x) { return nx::sin(x) + x; });
+  auto middle = twice(inner);
+  auto outer = twice(middle);
+  const Tensor x = nx::scalar(nx::float64, 0.5);
+  const Tensor g = rune::grad(outer, x);
+  CHECK(same_bits(rune::jit(rune::grad(outer))(x), g));
+  // against the loops unrolled: 8 steps of sin(x) + x
+  auto unrolled = [](const Tensor& v) {
+    Tensor y = v;
+    for (int i = 0; i < 8; ++i) y = nx::sin(y) + y;
+    return y;
+  };
+  CHECK(nx::item(g) == Approx(nx::item(rune::grad(unrolled, x))).epsilon(1e-13));
+  auto [y, t] = rune::jvp(outer, x, nx::scalar(nx::float64, 1.));
+  CHECK(nx::item(t) == Approx(nx::item(g)).epsilon(1e-13));
+  CHECK(nx::item(rune::hessian(outer, x)) ==
+        Approx(nx::item(rune::hessian(unrolled, x))).epsilon(1e-12));
+  CHECK(rune::check_grads(outer, x));
 }

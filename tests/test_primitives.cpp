@@ -7,6 +7,7 @@
 #include "ops/primitive.hpp"
 #include "primitive_cases.hpp"
 
+#include <functional>
 #include <set>
 
 using nx::Tensor;
@@ -156,4 +157,41 @@ TEST_CASE("a user error escaping a rule is an internal error naming the rule") {
   CHECK_THROWS_MATCHES(call_rule("jvp", "nx::mul", broken_rule), std::logic_error,
                        Catch::Matchers::Message("rune: internal error: the jvp rule of nx::mul: nx::add: shapes [2] "
                                                 "and [3] do not broadcast"));
+}
+
+// API.md: a user error's message starts with the called function's name. A
+// composite nx:: function (written with other nx:: functions) names itself
+// in the errors its parts find (ops::EntryPoint): each composite below is
+// given a dtype or a shape that one of its parts refuses.
+TEST_CASE("every composite nx:: function names itself in its parts' errors") {
+  const Tensor b2 = nx::zeros(nx::bool_, {2}), f2 = nx::zeros(nx::float64, {2}), g2 = nx::zeros(nx::float32, {2});
+  const Tensor i22 = nx::zeros(nx::int32, {2, 2}), c2 = nx::zeros(nx::complex128, {2});
+  const std::vector<std::pair<std::string, std::function<Tensor()>>> composites{
+      {"nx::recip", [&] { return nx::recip(b2); }},
+      {"nx::square", [&] { return nx::square(b2); }},
+      {"nx::sigmoid", [&] { return nx::sigmoid(b2); }},
+      {"nx::sigmoid", [&] { return nx::sigmoid(nx::zeros(nx::int32, {2})); }},
+      {"nx::clamp", [&] { return nx::clamp(f2, g2, f2); }},
+      {"nx::clamp", [&] { return nx::clamp(c2, 0., 1.); }},
+      {"nx::matmul", [&] { return nx::matmul(nx::zeros(nx::bool_, {2, 2}), nx::zeros(nx::bool_, {2, 2})); }},
+      {"nx::dot", [&] { return nx::dot(f2, g2); }},
+      {"nx::dot", [&] { return nx::dot(nx::scalar(nx::bool_, 1), nx::scalar(nx::bool_, 1)); }},
+      {"nx::solve", [&] { return nx::solve(i22, nx::zeros(nx::int32, {2})); }},
+      {"nx::inv", [&] { return nx::inv(i22); }},
+      {"nx::expand_dims", [&] { return nx::expand_dims(f2, nx::Axes(64, 0)); }},  // rank 65
+      {"nx::stack", [&] { return nx::stack({f2, g2}); }},
+      {"nx::mean", [&] { return nx::mean(nx::zeros(nx::float64, {0, 2}), {0, 0}); }},
+      {"nx::logsumexp", [&] { return nx::logsumexp(f2, {3}); }},
+      {"nx::segment_sum", [&] { return nx::segment_sum(b2, nx::zeros(nx::int32, {2}), 2); }},
+  };
+  for (const auto& [name, call] : composites) {
+    INFO(name);
+    CHECK_THROWS_WITH(call(), StartsWith(name + ": "));
+  }
+  // (the name lasts as long as the composite's call)
+  CHECK_THROWS_WITH(nx::exp(b2), StartsWith("nx::exp: bool [2] is not supported"));
+  CHECK_THROWS_WITH(nx::sigmoid(b2), "nx::sigmoid: bool [2] is not supported (it takes float or complex tensors)");
+  CHECK_THROWS_WITH(nx::recip(b2),
+                    "nx::recip: bool [2] is not supported (it takes signed integer, unsigned integer, float or complex "
+                    "tensors)");
 }

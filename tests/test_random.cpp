@@ -161,6 +161,11 @@ TEST_CASE("uniform values lie in [lo, hi) with the moments of the uniform distri
   // hi - lo rounds: the values still stay below hi
   const Tensor near = nx::random::uniform(nx::random::key(6), nx::float32, {n}, 1, 1 + 0x1p-22);
   CHECK(nx::item(nx::max(near)) < 1 + 0x1p-22);
+  // the bound below hi is the largest 16-bit value below hi rounded once: hi = 1 + 2^-11 + 2^-40 is
+  // float16's 1 + 2^-10 (through float, a tie rounded to 1), so 1 itself may be drawn
+  const double hi = 1.0004882821813226;
+  const Tensor half = nx::random::uniform(nx::random::key(7), nx::float16, {1 << 16}, 0.5, hi);
+  CHECK(nx::item(nx::max(half)) == 1);
 }
 
 TEST_CASE("normal values have mean 0 and variance 1") {

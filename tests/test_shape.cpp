@@ -2,6 +2,7 @@
 // moveaxis, flatten, concatenate, stack, pad, flip, slice, get, take and the
 // dynamic slices.
 #include "helpers.hpp"
+#include <rune/rune.hpp>
 
 using nx::Tensor;
 using namespace test;
@@ -120,6 +121,23 @@ TEST_CASE("take gathers along an axis; indices count from the end and are clampe
   CHECK(text(nx::take(m, nx::create(nx::int64, {1}, {-1}))) == "float64 [1, 3] [[4, 5, 6]]");
   CHECK(text(nx::take(m, nx::create(nx::int32, {2, 1}, {9, -9}), 1)) == "float64 [2, 2, 1] [[[3], [1]], [[6], [4]]]");
   CHECK_THROWS_WITH(nx::take(m, f64({1}, {0})), "nx::take: the indices must be an integer tensor, got float64 [1]");
+}
+
+TEST_CASE("uint64 indices and starts beyond int64's range clamp to the end, eager, mapped and compiled") {
+  const Tensor m = f64({3}, {1, 2, 3});
+  const std::uint64_t half = std::uint64_t(1) << 63;
+  const Tensor far = nx::create(nx::uint64, {3}, std::vector<std::uint64_t>{half, ~std::uint64_t(0), 1});
+  CHECK(text(nx::take(m, far)) == "float64 [3] [3, 3, 2]");
+  CHECK(text(rune::jit([&](const Tensor& i) { return nx::take(m, i); })(far)) == "float64 [3] [3, 3, 2]");
+  // per-lane indices and starts take the batched rules
+  CHECK(text(rune::vmap([&](const Tensor& i) { return nx::take(m, i); })(far)) == "float64 [3] [3, 3, 2]");
+  const Tensor a = nx::reshape(nx::arange(nx::float64, 0, 9), {3, 3});
+  const Tensor starts = nx::create(nx::uint64, {2}, std::vector<std::uint64_t>{half, 0});
+  CHECK(text(nx::dynamic_slice(a, starts, {1, 2})) == "float64 [1, 2] [[6, 7]]");
+  CHECK(text(rune::vmap([&](const Tensor& s) { return nx::dynamic_slice(a, s, {1, 2}); })(nx::stack({starts, starts}))) ==
+        "float64 [2, 1, 2] [[[6, 7]], [[6, 7]]]");
+  CHECK(text(rune::vmap([&](const Tensor& s) { return nx::dynamic_update_slice(a, f64({1, 1}, {-1}), s); })(
+            nx::stack({starts}))) == "float64 [1, 3, 3] [[[0, 1, 2], [3, 4, 5], [-1, 7, 8]]]");
 }
 
 TEST_CASE("dynamic_slice and dynamic_update_slice clamp their starts") {

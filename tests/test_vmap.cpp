@@ -1,6 +1,8 @@
 // rune::vmap: every primitive of the table mapped equals the loop over its
 // lanes stacked (enrolled from the table's samples), and maps compose with
 // grad, jit, scan, callbacks and each other.
+#include <functional>
+
 #include <rune/rune.hpp>
 
 #include "helpers.hpp"
@@ -293,4 +295,110 @@ TEST_CASE("rune::lanes is a collective: recorded in sub-programs, differentiated
   // A program holding the collective runs only inside its map.
   const rune::Program p = rune::program([&](const Tensor& m) { return rune::vmap(rune::jit(centered), rows)(m); }, x);
   CHECK(test::text(rune::run(p, {x})[0]) == test::text(plain));
+}
+
+namespace {
+// Functions of one lane whose "no axes given" default means every axis of
+// the lane: under a map they must not reach the lane axis.
+struct LaneFunction {
+  const char* name;
+  std::function<Tensor(const Tensor&)> f;
+};
+
+std::vector<LaneFunction> every_axis_functions() {
+  return {{"sum", [](const Tensor& r) { return nx::sum(r); }},
+          {"mean", [](const Tensor& r) { return nx::mean(r); }},
+          {"prod", [](const Tensor& r) { return nx::prod(r); }},
+          {"max", [](const Tensor& r) { return nx::max(r); }},
+          {"min", [](const Tensor& r) { return nx::min(r); }},
+          {"logsumexp", [](const Tensor& r) { return nx::logsumexp(r); }},
+          {"sum keepdims", [](const Tensor& r) { return nx::sum(r, {}, true); }},
+          {"flip", [](const Tensor& r) { return nx::flip(r, {}); }},
+          {"transpose", [](const Tensor& r) { return nx::transpose(r); }},
+          {"squeeze", [](const Tensor& r) { return nx::squeeze(r); }}};
+}
+
+// Each lane's value of `shape` (distinct values, so that mixed lanes show).
+Tensor lanes_of(const nx::Shape& lane) {
+  nx::Shape shape = lane;
+  shape.insert(shape.begin(), lanes);
+  std::int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return nx::reshape(nx::arange(nx::float64, 1, 1 + double(n)) * 0.5, shape);
+}
+
+Tensor lane_by_lane(const std::function<Tensor(std::int64_t)>& lane) {
+  std::vector<Tensor> rows;
+  for (std::int64_t i = 0; i < lanes; ++i) rows.push_back(lane(i));
+  return nx::stack(rows);
+}
+
+// The map of f, its gradient, its jvp and their compiled forms against f lane by lane.
+void check_every_axis_function(const LaneFunction& fn, const nx::Shape& lane) {
+  INFO(fn.name << " of lanes of shape " << nx::to_string(lane));
+  const Tensor x = lanes_of(lane), t = nx::cos(x);
+  const Tensor mapped = rune::vmap(fn.f)(x);
+  check_close(mapped, lane_by_lane([&](std::int64_t i) { return fn.f(nx::get(x, i)); }));
+  CHECK(test::same_bits(rune::jit(rune::vmap(fn.f))(x), mapped));
+  const Tensor w = lanes_of(nx::Shape(mapped.shape().begin() + 1, mapped.shape().end())) * 3.;
+  auto weighted = [&](const Tensor& v) { return nx::sum(rune::vmap(fn.f)(v) * w); };
+  const Tensor g = rune::grad(weighted, x);
+  check_close(g, lane_by_lane([&](std::int64_t i) {
+    return rune::grad([&](const Tensor& r) { return nx::sum(fn.f(r) * nx::get(w, i)); }, nx::get(x, i));
+  }));
+  CHECK(test::same_bits(rune::jit(rune::grad(weighted))(x), g));
+  const auto [y, dy] = rune::jvp(rune::vmap(fn.f), x, t);
+  check_close(y, mapped);
+  check_close(dy, lane_by_lane([&](std::int64_t i) { return rune::jvp(fn.f, nx::get(x, i), nx::get(t, i)).second; }));
+  auto tangent = [&](const Tensor& v) { return rune::jvp(rune::vmap(fn.f), v, t).second; };
+  CHECK(test::same_bits(rune::jit(tangent)(x), dy));
+}
+}  // namespace
+
+TEST_CASE("reductions, flip, transpose and squeeze of every axis of a lane keep to the lane, with derivatives") {
+  for (const LaneFunction& fn : every_axis_functions())
+    for (const nx::Shape& lane : {nx::Shape{}, nx::Shape{1}, nx::Shape{2}, nx::Shape{2, 1}})
+      check_every_axis_function(fn, lane);
+  // all, any and argmax/argmin (values; their derivatives are zero)
+  const Tensor b = nx::create(nx::bool_, {3}, {1, 0, 1}), b2 = nx::create(nx::bool_, {3, 2}, {1, 0, 1, 1, 0, 0});
+  CHECK(test::text(rune::vmap([](const Tensor& r) { return nx::all(r); })(b)) == "bool [3] [true, false, true]");
+  CHECK(test::text(rune::vmap([](const Tensor& r) { return nx::any(r); })(b2)) == "bool [3] [true, true, false]");
+  CHECK(test::text(rune::vmap([](const Tensor& r) { return nx::all(r); })(b2)) == "bool [3] [false, true, false]");
+  const Tensor m = f64({3, 2}, {1, 2, 4, 3, 5, 5});
+  auto arg = [](const Tensor& r) { return nx::cast(nx::argmax(r, 0) - nx::argmin(r, -1), nx::float64) + nx::sum(r); };
+  CHECK(test::text(rune::vmap(arg)(m)) == "float64 [3] [4, 6, 10]");
+  CHECK(test::text(rune::grad([&](const Tensor& v) { return nx::sum(rune::vmap(arg)(v)); }, m)) ==
+        "float64 [3, 2] [[1, 1], [1, 1], [1, 1]]");
+}
+
+TEST_CASE("grad and jvp through a map of 0-d lanes: the issue's reproducers") {
+  const Tensor v = f64({3}, {1, 4, 9}), w = f64({3}, {1, 2, 3}), ones = nx::ones(nx::float64, {3});
+  auto through = [&](auto lane) {
+    return rune::grad([&](const Tensor& x) { return nx::sum(rune::vmap(lane)(x) * w); }, v);
+  };
+  CHECK(test::text(through([](const Tensor& r) { return nx::mean(r); })) == "float64 [3] [1, 2, 3]");
+  CHECK(test::text(through([](const Tensor& r) { return nx::flip(r, {}); })) == "float64 [3] [1, 2, 3]");
+  auto summed = rune::vmap([](const Tensor& r) { return nx::sum(r); });
+  CHECK(test::text(rune::jvp(summed, v, ones).second) == "float64 [3] [1, 1, 1]");
+  CHECK(test::text(rune::jacfwd(summed, v)) == "float64 [3, 3] [[1, 0, 0], [0, 1, 0], [0, 0, 1]]");
+  CHECK(test::text(rune::grad([](const Tensor& x) {
+          return nx::sum(rune::vmap([](const Tensor& r) { return nx::max(r); })(x));
+        }, v)) == "float64 [3] [1, 1, 1]");
+  // Second order, and maps nested (each inner lane 0-d): sum(w x^3) has the Hessian diag(6 w x).
+  auto cubes = rune::vmap([](const Tensor& r) { return nx::max(r) * nx::prod(r) * nx::mean(r); });
+  CHECK(test::text(rune::hessian([&](const Tensor& x) { return nx::sum(cubes(x) * w); }, v)) ==
+        "float64 [3, 3] [[6, 0, 0], [0, 48, 0], [0, 0, 162]]");
+  const Tensor m = f64({2, 3}, {1, 2, 3, 4, 5, 6});
+  auto squares = rune::vmap(rune::vmap([](const Tensor& r) { return nx::sum(r * r); }));
+  auto nested = [&](const Tensor& x) { return nx::sum(squares(x)); };
+  CHECK(test::text(rune::grad(nested, m)) == "float64 [2, 3] [[2, 4, 6], [8, 10, 12]]");
+  // Newton's square root of each lane (from one step past 1): d sqrt(a)/da = 1 / (2 sqrt(a)).
+  auto newton = [](const Tensor& a) {
+    return rune::iterate(50, [&](const Tensor& s) { return nx::less_equal(nx::abs(s * s - a), a * 1e-15); },
+                         [&](const Tensor& s) { return (s + a / s) * 0.5; }, (a + 1.) * 0.5);
+  };
+  const Tensor g = rune::grad([&](const Tensor& x) { return nx::sum(rune::vmap(newton)(x)); }, v);
+  CHECK(test::same_bits(g, rune::vmap(rune::grad(newton))(v)));
+  const std::vector<double> want{0.5, 0.25, 1. / 6};
+  for (std::size_t i = 0; i < 3; ++i) CHECK(test::values(g)[i] == Approx(want[i]).epsilon(1e-12));
 }

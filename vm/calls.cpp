@@ -27,14 +27,16 @@ Operands operands_of(const Call& call, const Frame& f) {
 // The program is typed: the checks bind repeats have passed (a primitive
 // without an eager rule, a collective, goes through bind).
 void run_primitive(const Call& call, Frame& f) {
+  const bool over_operand = writes_over_operand(call, f);  // (before the operands hold it too)
   const Operands in = operands_of(call, f);
   const std::span<const nx::Tensor> operands(in.data(), in.size());
   const ir::Equation& eq = *call.equation;
   const nx::ops::Rules& rules = nx::ops::rules(eq.prim);
   nx::Tensor& out = f.tensors[std::size_t(call.outputs[0])];
   if (rules.into) {  // (into the buffer the memory plan chose)
-    nx::Tensor buffer = output_for(call, f);
+    nx::Tensor buffer = over_operand ? in[0] : output_for(call, f);
     rules.into(eq.prim, operands, eq.params, buffer);
+    if (over_operand) f.tensors[std::size_t(call.donor)] = nx::Tensor();  // (it dies here)
     out = std::move(buffer);
     return;
   }

@@ -72,6 +72,11 @@ struct Call {
   // caller's buffers (vm/memory_plan.cpp).
   std::int32_t recycled = -1;
   std::int32_t result = -1;
+  // A dynamic_update_slice whose operand dies there: the operand's
+  // register, whose buffer it writes its update into when nothing else
+  // holds it (a loop carrying a buffer it writes a row of per trip copies
+  // nothing then); -1: none.
+  std::int32_t donor = -1;
 };
 
 // A fused elementwise kernel: `steps` computed over blocks of `size`

@@ -112,9 +112,10 @@ struct Folder {
     carried = n - whole;
     std::memcpy(carry, in + std::size_t(whole) * size, std::size_t(carried) * size);
   }
-  void finish(const nx::ops::kernels::ReducePieces& p, void* out) {
+  // (a segment's partial result, or the row's result)
+  void finish(const nx::ops::kernels::ReducePieces& p, void* out, bool partial) {
     if (carried > 0) p.add(carried, carry, state.bytes);
-    p.finish(state.bytes, out);
+    (partial ? p.partial : p.finish)(state.bytes, out);
   }
 };
 
@@ -291,7 +292,7 @@ void reduce_row(const MapKernel& m, const Bases& bases, std::int64_t begin, std:
     const std::int64_t from = begin + s * nx::ops::reduce_segment;
     Blocks(m, bases).fold(from, std::min(begin + row, from + nx::ops::reduce_segment), folders);
     for (std::size_t r = 0; r < count; ++r)
-      folders[r].finish(m.reductions[r].pieces, partial[std::size_t(s) * count + r].bytes);
+      folders[r].finish(m.reductions[r].pieces, partial[std::size_t(s) * count + r].bytes, segments > 1);
   };
   if (parallel && segments > 1)
     tbb::parallel_for(
@@ -308,13 +309,13 @@ void reduce_row(const MapKernel& m, const Bases& bases, std::int64_t begin, std:
       std::memcpy(out, partial[r].bytes, results.size[r]);
       continue;
     }
-    boost::container::small_vector<unsigned char, 256> firsts(std::size_t(segments) * results.size[r]);
-    for (std::int64_t s = 0; s < segments; ++s)
-      std::memcpy(firsts.data() + std::size_t(s) * results.size[r], partial[std::size_t(s) * count + r].bytes,
-                  results.size[r]);
+    const nx::ops::Prim prim = m.reductions[r].prim;
     const nx::DType dtype = m.slots[std::size_t(m.reductions[r].slot)].dtype;
-    nx::ops::reduce_row(m.reductions[r].prim, dtype, dtype, segments, reinterpret_cast<const char*>(firsts.data()),
-                        out);
+    const std::size_t size = nx::size_of(nx::ops::accumulator_dtype(prim, dtype));
+    boost::container::small_vector<unsigned char, 256> firsts(std::size_t(segments) * size);
+    for (std::int64_t s = 0; s < segments; ++s)
+      std::memcpy(firsts.data() + std::size_t(s) * size, partial[std::size_t(s) * count + r].bytes, size);
+    nx::ops::combine_segments(prim, dtype, dtype, segments, reinterpret_cast<const char*>(firsts.data()), out);
   }
 }
 

@@ -213,6 +213,17 @@ std::vector<std::int32_t> carry_registers_written(const Code& code, std::size_t 
   return written;
 }
 
+// The operand a call may write its result over (Call::donor), or -1: a
+// dynamic_update_slice's operand that dies there (its result is the operand
+// with a window written), read by no other input of it.
+std::int32_t operand_written_over(const Call& call, nx::ops::Prim prim, std::size_t pc,
+                                  const std::vector<std::size_t>& last_read, const std::vector<bool>& kept) {
+  if (prim != nx::ops::Prim::dynamic_update_slice) return -1;
+  const std::int32_t operand = call.inputs[0];
+  if (kept[std::size_t(operand)] || last_read[std::size_t(operand)] != pc) return -1;
+  return std::count(call.inputs.begin(), call.inputs.end(), operand) == 1 ? operand : -1;
+}
+
 // The result of the code that register `reg` is, or -1.
 std::int32_t result_index(const Code& code, std::int32_t reg) {
   const auto result = std::find(code.results.begin(), code.results.end(), Location{false, reg});
@@ -252,7 +263,9 @@ void plan_memory(Code& code, Parameters params) {
     if (in.op == Op::call) {
       Call& call = code.calls[std::size_t(in.aux)];
       if (nx::ops::rules(in.prim).into) {
-        call.recycled = recycler.take(call.type);
+        call.donor = operand_written_over(call, in.prim, pc, last_read, kept);
+        if (call.donor >= 0) donors.push_back(call.donor);
+        else call.recycled = recycler.take(call.type);
         call.result = result_index(code, call.outputs[0]);
         planned[std::size_t(call.outputs[0])] = true;
       }
@@ -318,6 +331,10 @@ nx::Tensor buffer_for(const MapKernel& m, const MapKernel::Slot& slot, Frame& f)
     if (f.code->takes_donated && donated_alone(f, donor)) return nx::ops::take_buffer(std::exchange(donor, nx::Tensor()));
   }
   return recycled.defined() ? recycled : nx::ops::make_tensor(slot.dtype, m.shape);
+}
+
+bool writes_over_operand(const Call& call, const Frame& f) {
+  return call.donor >= 0 && held_alone(f.tensors[std::size_t(call.donor)]);
 }
 
 nx::Tensor output_for(const Call& call, Frame& f) {

@@ -47,6 +47,11 @@ void plan_memory(Code& code, Parameters params);
 // time, that nothing else reads the buffer.
 nx::Tensor buffer_for(const MapKernel& m, const MapKernel::Slot& slot, Frame& f);
 
+// Whether a call writes its result over its operand's buffer (Call::donor):
+// the frame holds the only handle to it, and the handle the only reference
+// to its storage. Asked before the call's operands are taken.
+bool writes_over_operand(const Call& call, const Frame& f);
+
 // The buffer a call whose rule computes into one (Rules::into) writes its
 // result into: the caller's buffer for that result when it overlaps no
 // argument, or its recycled value's (held by nothing else), or a fresh one.

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <initializer_list>
 #include <iosfwd>
+#include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -98,9 +100,19 @@ template <class T> std::vector<T> to_vector(const Tensor& t) {
     std::vector<T> out(std::size_t(t.defined() ? t.numel() : 0));
     detail::read_into(t, detail::dtype_of<T>(), out.data(), "nx::to_vector");
     return out;
-  } else {
-    using W = std::conditional_t<std::is_integral_v<T>, std::uint32_t, double>;
-    std::vector<W> wide = to_vector<W>(t);
+  } else if constexpr (std::is_integral_v<T>) {
+    // 16-bit unsigned, as a cast to such a dtype would convert: floats
+    // saturate (NaN gives 0), integers wrap around (as int16_t's do).
+    if (t.defined() && is_inexact(t.dtype())) {
+      std::vector<T> out;
+      for (double v : to_vector<double>(t))
+        out.push_back(!(v > 0) ? T(0) : v >= double(std::numeric_limits<T>::max()) ? std::numeric_limits<T>::max() : T(v));
+      return out;
+    }
+    std::vector<std::uint32_t> wide = to_vector<std::uint32_t>(t);
+    return std::vector<T>(wide.begin(), wide.end());
+  } else {  // long double
+    std::vector<double> wide = to_vector<double>(t);
     return std::vector<T>(wide.begin(), wide.end());
   }
 }
@@ -159,9 +171,12 @@ Tensor clamp(const Tensor& t, double lo, double hi);
 Tensor clamp(const Tensor& t, const Tensor& lo, const Tensor& hi);
 
 // ---- reductions (axes empty = every axis; negative axes count from the end)
-Tensor sum(const Tensor& t, const Axes& axes = {}, bool keepdims = false);
+// sum and prod accumulate in `dtype` (t is cast to it first); by default,
+// as NumPy: bool and signed integers narrower than int64 in int64, unsigned
+// ones in uint64, others in their own dtype.
+Tensor sum(const Tensor& t, const Axes& axes = {}, bool keepdims = false, std::optional<DType> dtype = std::nullopt);
 Tensor mean(const Tensor& t, const Axes& axes = {}, bool keepdims = false);
-Tensor prod(const Tensor& t, const Axes& axes = {}, bool keepdims = false);
+Tensor prod(const Tensor& t, const Axes& axes = {}, bool keepdims = false, std::optional<DType> dtype = std::nullopt);
 Tensor max(const Tensor& t, const Axes& axes = {}, bool keepdims = false);
 Tensor min(const Tensor& t, const Axes& axes = {}, bool keepdims = false);
 Tensor all(const Tensor& t, const Axes& axes = {}, bool keepdims = false);

@@ -114,8 +114,10 @@ template <Trig F, class V> V trig_core(V x) {
                                                                       r2 * (V(-1. / 3628800) + r2 * V(1. / 479001600))))));
   const U odd = U(0) - (quad & U(1));  // all ones in odd quadrants
   auto pick = [&](V if_odd, V if_even) { return L::from_bits((L::bits(if_odd) & odd) | (L::bits(if_even) & ~odd)); };
-  if constexpr (F == Trig::tan) return pick(-cos_r, sin_r) / pick(sin_r, cos_r);
-  return L::from_bits(L::bits(pick(cos_r, sin_r)) ^ ((quad & U(2)) << 62));  // negative in quadrants 2, 3
+  const V result = F == Trig::tan ? pick(-cos_r, sin_r) / pick(sin_r, cos_r)
+                                  : L::from_bits(L::bits(pick(cos_r, sin_r)) ^ ((quad & U(2)) << 62));  // negative in quadrants 2, 3
+  if constexpr (F == Trig::cos) return result;
+  return L::select(x == V(0), x, result);  // sin(-0) = tan(-0) = -0
 }
 
 // f(x) computed in float64 and rounded once to float: a batch of floats as

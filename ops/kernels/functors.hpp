@@ -76,6 +76,14 @@ template <class B> auto normal(B x) {
   return x >= B(std::numeric_limits<T>::min()) && x <= B(std::numeric_limits<T>::max());
 }
 
+// f(-0) = -0 for the odd functions whose SIMD algorithms lose the sign of
+// a zero argument (xsimd's expm1 and log1p give +0), as C's do.
+template <class B> B zero_kept(B x, B r) { return xsimd::select(x == B(0), x, r); }
+// floor, ceil and round keep their argument's sign (floor(-0) = -0,
+// ceil(-0.5) = -0): xsimd's SSE2 loops, which have no rounding instruction,
+// compute them by an integer conversion that gives +0.
+template <class B> B sign_kept(B x, B r) { return xsimd::copysign(r, x); }
+
 #define NX_UNARY_FLOAT(P, scalar_expr, simd_expr)                                 \
   template <> struct Op<Prim::P> {                                                \
     template <class T> static T scalar(T x) { using std::P; return scalar_expr; } \
@@ -83,8 +91,8 @@ template <class B> auto normal(B x) {
   };
 NX_UNARY_FLOAT(exp2, exp2(x), guarded(x, xsimd::exp2(x), in_range(x, min_exponent<B>(), max_exponent<B>()), [](auto v) { return std::exp2(v); }))
 NX_UNARY_FLOAT(log2, log2(x), guarded(x, xsimd::log2(x), normal(x), [](auto v) { return std::log2(v); }))
-NX_UNARY_FLOAT(log1p, log1p(x), xsimd::log1p(x))
-NX_UNARY_FLOAT(expm1, expm1(x), guarded(x, xsimd::expm1(x), x <= B(max_exponent<B>() * ln2), [](auto v) { return std::expm1(v); }))
+NX_UNARY_FLOAT(log1p, log1p(x), zero_kept(x, xsimd::log1p(x)))
+NX_UNARY_FLOAT(expm1, expm1(x), zero_kept(x, guarded(x, xsimd::expm1(x), x <= B(max_exponent<B>() * ln2), [](auto v) { return std::expm1(v); })))
 NX_UNARY_FLOAT(sqrt, sqrt(x), xsimd::sqrt(x))
 NX_UNARY_FLOAT(sinh, sinh(x), guarded(x, xsimd::sinh(x), in_range(x, -max_exponent<B>() * ln2, max_exponent<B>() * ln2), [](auto v) { return std::sinh(v); }))
 NX_UNARY_FLOAT(cosh, cosh(x), guarded(x, xsimd::cosh(x), in_range(x, -max_exponent<B>() * ln2, max_exponent<B>() * ln2), [](auto v) { return std::cosh(v); }))
@@ -95,8 +103,8 @@ NX_UNARY_FLOAT(atan, atan(x), xsimd::atan(x))
 template <> struct Op<Prim::erf> {
   template <class T> static T scalar(T x) { return std::erf(x); }
 };
-NX_UNARY_FLOAT(floor, floor(x), xsimd::floor(x))
-NX_UNARY_FLOAT(ceil, ceil(x), xsimd::ceil(x))
+NX_UNARY_FLOAT(floor, floor(x), sign_kept(x, xsimd::floor(x)))
+NX_UNARY_FLOAT(ceil, ceil(x), sign_kept(x, xsimd::ceil(x)))
 #undef NX_UNARY_FLOAT
 
 // exp, log and tanh: float64 runs f64_math.hpp's algorithms (within one ulp,
@@ -173,7 +181,7 @@ template <> struct Op<Prim::tanh> {
 // Rounds half to even, as NumPy and PyTorch do.
 template <> struct Op<Prim::round> {
   template <class T> static T scalar(T x) { return std::nearbyint(x); }
-  template <class B> static B simd(B x) { return xsimd::nearbyint(x); }
+  template <class B> static B simd(B x) { return sign_kept(x, xsimd::nearbyint(x)); }
 };
 template <> struct Op<Prim::rsqrt> {
   template <class T> static T scalar(T x) { return T(1) / std::sqrt(x); }
@@ -184,7 +192,8 @@ template <> struct Op<Prim::neg> {
     if constexpr (is_int<T>) return wrap_sub(T(0), x);
     else return -x;
   }
-  template <class B> static B simd(B x) { return -x; }
+  // (flips the sign bit: xsimd's AVX-512 negation is 0 - x, +0 for +0)
+  template <class B> static B simd(B x) { return xsimd::bitwise_xor(x, B(value_t<B>(-0.))); }
 };
 template <> struct Op<Prim::abs> {
   template <class T> static auto scalar(T x) {
@@ -285,6 +294,31 @@ template <> struct Op<Prim::mod> {
     }
   }
 };
+// Complex powers as NumPy's: z^0 = 1 (0^0 too); 0^y = 0 for real y > 0 and
+// NaN + NaNj otherwise; a whole real exponent below 100 in magnitude by
+// repeated squaring ((1+1j)^2 = 2j exactly; a negative one then inverted);
+// any other exp(y log z) (C's cpow, whose 0^0 is NaN).
+template <class T> T complex_pow(T a, T b) {
+  using R = typename T::value_type;
+  if (b == T(0)) return T(1);
+  if (a == T(0)) {
+    const R nan = std::numeric_limits<R>::quiet_NaN();
+    return b.imag() == 0 && b.real() > 0 ? T(0) : T(nan, nan);
+  }
+  const R n = b.real();
+  if (b.imag() != 0 || n != std::trunc(n) || !(std::fabs(n) < 100)) return std::pow(a, b);
+  if (n == 1) return a;  // (unrolled, as NumPy's: 1 * z is NaN + NaNj for an infinite z)
+  if (n == 2) return a * a;
+  if (n == 3) return a * (a * a);
+  T product(1), square = a;
+  for (int e = int(std::fabs(n));; e >>= 1) {
+    if (e & 1) product *= square;
+    if (e <= 1) break;
+    square *= square;
+  }
+  return n < 0 ? T(1) / product : product;
+}
+
 template <> struct Op<Prim::pow> {
   template <class T> static T scalar(T a, T b) {
     if constexpr (is_int<T>) {
@@ -296,6 +330,8 @@ template <> struct Op<Prim::pow> {
         a = wrap_mul(a, a);
       }
       return result;
+    } else if constexpr (is_cplx<T>) {
+      return complex_pow(a, b);
     } else {
       return std::pow(a, b);
     }
@@ -316,9 +352,10 @@ template <> struct Op<Prim::minimum> {
   }
   template <class B> static B simd(B a, B b) { return xsimd::select(a < b || xsimd::isnan(a), a, b); }
 };
+// atan2 has no SIMD loop: xsimd's is NaN at (±0, ±0) and (±inf, ±inf), where
+// C gives ±0, ±pi, ±pi/4 and ±3pi/4 (C99 Annex F).
 template <> struct Op<Prim::atan2> {
   template <class T> static T scalar(T a, T b) { return std::atan2(a, b); }
-  template <class B> static B simd(B a, B b) { return xsimd::atan2(a, b); }
 };
 
 #define NX_COMPARE(P, expr)                                             \

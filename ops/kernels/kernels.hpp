@@ -24,11 +24,15 @@ using ReduceRow = void (*)(std::int64_t n, const void* in, void* out);
 // aligned to 64), add folds n contiguous elements into it, finish writes
 // the result. Pieces whose lengths, all but the last's, are multiples of
 // reduce_piece give the bits of the ReduceRow over the whole row (which is
-// start, add and finish over one piece).
+// start, add and finish over one piece). `partial` writes the result
+// before its rounding to the element type, in the accumulators' dtype
+// (float32 for 16-bit floats: nx::ops::accumulator_dtype), for a long
+// row's segments.
 struct ReducePieces {
   void (*start)(void* state) = nullptr;
   void (*add)(std::int64_t n, const void* in, void* state) = nullptr;
   void (*finish)(const void* state, void* out) = nullptr;
+  void (*partial)(const void* state, void* out) = nullptr;
 };
 inline constexpr std::int64_t reduce_piece = 64;
 inline constexpr std::size_t reduce_state_bytes = 256;

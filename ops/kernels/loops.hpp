@@ -2,7 +2,10 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <new>
 #include <type_traits>
 #include <utility>
@@ -25,13 +28,43 @@ template <class T> constexpr std::uint8_t class_bit() {
   else return F;
 }
 
+// Conversions into float16 and bfloat16 round once, to nearest even, from
+// the exact value: through a float rounded "to odd" (toward zero, its last
+// bit set when inexact), which then rounds to the fewer bits correctly, where
+// rounding to nearest twice could not (1 + 2^-11 + 2^-40 as a float is the
+// tie 1 + 2^-11, which float16 rounds down to 1).
+inline float float_rounded_to_odd(double x) {
+  const float nearest = float(x);
+  if (double(nearest) == x || x != x) return nearest;
+  const float toward_zero = std::fabs(double(nearest)) > std::fabs(x) ? std::nextafter(nearest, 0.f) : nearest;
+  return std::bit_cast<float>(std::bit_cast<std::uint32_t>(toward_zero) | 1u);
+}
+// A 64-bit integer as a double rounded to odd (beyond 2^53 a double drops bits).
+template <class I> double double_rounded_to_odd(I x) {
+  using U = std::make_unsigned_t<I>;
+  const bool negative = x < 0;
+  const U magnitude = negative ? U(0) - U(x) : U(x);
+  const int drop = std::max(0, int(std::bit_width(magnitude)) - std::numeric_limits<double>::digits);
+  const U dropped = magnitude & ((U(1) << drop) - 1);
+  const U kept = (magnitude - dropped) | (dropped ? U(1) << drop : U(0));
+  return negative ? -double(kept) : double(kept);
+}
+// The float that a real (not complex) value rounds to a 16-bit float through.
+template <class In> float float_for_16_bits(In x) {
+  if constexpr (std::is_same_v<In, float> || std::is_same_v<In, bool>) return float(x);
+  else if constexpr (std::is_integral_v<In> && sizeof(In) == 8) return float_rounded_to_odd(double_rounded_to_odd(x));
+  else return float_rounded_to_odd(double(x));  // (integers up to 32 bits are exact as doubles)
+}
+
 template <class Out, class In> Out convert_value(In x) {
   if constexpr (std::is_same_v<Out, In>) {
     return x;
   } else if constexpr (std::is_same_v<In, float16_t> || std::is_same_v<In, bfloat16_t>) {
     return convert_value<Out>(float(x));
+  } else if constexpr ((std::is_same_v<Out, float16_t> || std::is_same_v<Out, bfloat16_t>) && is_cplx<In>) {
+    return convert_value<Out>(x.real());
   } else if constexpr (std::is_same_v<Out, float16_t> || std::is_same_v<Out, bfloat16_t>) {
-    return Out(convert_value<float>(x));
+    return Out(float_for_16_bits(x));
   } else if constexpr (std::is_same_v<Out, bool>) {
     return x != In(0);
   } else if constexpr (is_cplx<In> && is_cplx<Out>) {
@@ -123,31 +156,50 @@ template <class Pieces> void reduce_whole(std::int64_t n, const void* in, void* 
   Pieces::finish(state, out);
 }
 
-// Eight interleaved accumulators (so the order is fixed but the loop
-// vectorizes), combined pairwise.
+// The order of every reduction, whatever the instruction set (the SIMD
+// loops in simd.hpp keep it too): element i of a row goes to accumulator
+// i mod reduce_lanes<A>, each a fold from the identity in the row's order;
+// then the accumulators are combined by halves (acc[k] with acc[k + L/2],
+// then k + L/4, ..., acc[0] with acc[1]). L is 128 bytes of accumulators
+// (32 float32, 16 float64), the four AVX2 registers of the fastest loop;
+// SSE2 keeps them in eight registers, AVX-512 in two, the portable loop in
+// an array.
+template <class A> inline constexpr int reduce_lanes = sizeof(A) >= 16 ? 8 : sizeof(A) == 8 ? 16 : 32;
+
+// The fixed-order accumulators of one reduction, in scalar code. 16-bit
+// floats accumulate in float32 (compute_t); `finish` rounds once to the
+// element type, `partial` gives the float32 accumulation (a long row's
+// segments are combined from their partials, reduce_row.hpp).
 template <Prim P, class T> struct ScalarReduce {
   using A = std::conditional_t<is_logical_reduce<P>, bool, compute_t<T>>;
   using R = std::conditional_t<is_logical_reduce<P>, bool, T>;
-  static_assert(8 * sizeof(A) <= reduce_state_bytes && reduce_piece % 8 == 0);
+  static constexpr int L = reduce_lanes<A>;
+  static_assert(L * sizeof(A) <= reduce_state_bytes && reduce_piece % L == 0);
 
   [[gnu::noinline]] static void start(void* state) {
-    for (int k = 0; k < 8; ++k) new (static_cast<A*>(state) + k) A(Reducer<P>::template identity<A>());
+    for (int k = 0; k < L; ++k) new (static_cast<A*>(state) + k) A(Reducer<P>::template identity<A>());
   }
   [[gnu::noinline]] static void add(std::int64_t n, const void* in_, void* state) {
     const T* in = static_cast<const T*>(in_);
-    A* acc = static_cast<A*>(state);
+    A acc[L];  // (a local copy: the input cannot alias it, so the loop vectorizes)
+    std::copy_n(static_cast<const A*>(state), L, acc);
     std::int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-      for (int k = 0; k < 8; ++k) acc[k] = Reducer<P>::template combine<A>(acc[k], convert_value<A>(in[i + k]));
+    for (; i + L <= n; i += L)
+      for (int k = 0; k < L; ++k) acc[k] = Reducer<P>::template combine<A>(acc[k], convert_value<A>(in[i + k]));
     for (int k = 0; i < n; ++i, ++k) acc[k] = Reducer<P>::template combine<A>(acc[k], convert_value<A>(in[i]));
+    std::copy_n(acc, L, static_cast<A*>(state));
+  }
+  static A combined(const void* state) {
+    A acc[L];
+    std::copy_n(static_cast<const A*>(state), L, acc);
+    for (int w = L / 2; w >= 1; w /= 2)
+      for (int k = 0; k < w; ++k) acc[k] = Reducer<P>::template combine<A>(acc[k], acc[k + w]);
+    return acc[0];
   }
   [[gnu::noinline]] static void finish(const void* state, void* out) {
-    A acc[8];
-    std::copy_n(static_cast<const A*>(state), 8, acc);
-    for (int w = 4; w >= 1; w /= 2)
-      for (int k = 0; k < w; ++k) acc[k] = Reducer<P>::template combine<A>(acc[k], acc[k + w]);
-    *static_cast<R*>(out) = convert_value<R>(acc[0]);
+    *static_cast<R*>(out) = convert_value<R>(combined(state));
   }
+  [[gnu::noinline]] static void partial(const void* state, void* out) { *static_cast<A*>(out) = combined(state); }
 };
 
 template <Prim P, class T> std::int32_t arg_loop(std::int64_t n, const void* in_, std::int64_t s) {

@@ -39,7 +39,7 @@ template <Prim P, DType D> void fill_one(Table& t) {
     } else if constexpr (I.family == Family::reduce) {
       using Pieces = ScalarReduce<P, T>;
       t.reduce[int(P)][int(D)] = &reduce_whole<Pieces>;
-      t.reduce_pieces[int(P)][int(D)] = {&Pieces::start, &Pieces::add, &Pieces::finish};
+      t.reduce_pieces[int(P)][int(D)] = {&Pieces::start, &Pieces::add, &Pieces::finish, &Pieces::partial};
     } else if constexpr (I.family == Family::arg) {
       t.arg[int(P)][int(D)] = &arg_loop<P, T>;
     }

@@ -143,13 +143,17 @@ void binary_loop(std::int64_t n, const void* a_, std::int64_t sa, const void* b_
                out + i, n - i);
 }
 
-// Sums (products, maxima, minima) in four batch accumulators walking the row
-// in order, then combines the accumulators and the lanes in a fixed order.
-// The state holds the four accumulators.
+// Sums (products, maxima, minima) in the order of every instruction set
+// (loops.hpp: reduce_lanes accumulators, combined by halves): its L
+// accumulators are R = L / W batches, accumulator k * W + l in lane l of
+// batch k. The whole groups of L elements go by batches, the last few one
+// at a time (the scalar combine gives the SIMD one's bits); the batches are
+// then halved, then the lanes of the last one. (Their partial is their
+// finish: float32 and float64 accumulate in their own dtype.)
 template <Prim P, class T, class Arch> struct BatchReduce {
   using B = batch<T, Arch>;
-  static constexpr std::int64_t W = B::size;
-  static_assert(4 * sizeof(B) <= reduce_state_bytes && reduce_piece % (4 * W) == 0);
+  static constexpr std::int64_t W = B::size, L = reduce_lanes<T>, R = L / W;
+  static_assert(L % W == 0 && L * sizeof(T) <= reduce_state_bytes && reduce_piece % L == 0);
 
   static B combine(B x, B y) {
     if constexpr (P == Prim::reduce_sum) return x + y;
@@ -158,31 +162,27 @@ template <Prim P, class T, class Arch> struct BatchReduce {
     else return Op<Prim::minimum>::simd(x, y);
   }
   [[gnu::noinline]] static void start(void* state) {
-    std::fill_n(static_cast<T*>(state), 4 * W, Reducer<P>::template identity<T>());
+    std::fill_n(static_cast<T*>(state), L, Reducer<P>::template identity<T>());
   }
   [[gnu::noinline]] static void add(std::int64_t n, const void* in_, void* state) {
     const T* in = static_cast<const T*>(in_);
     T* held = static_cast<T*>(state);
-    B acc[4];
-    for (int k = 0; k < 4; ++k) acc[k] = B::load_aligned(held + k * W);
+    B acc[R];
+    for (std::int64_t k = 0; k < R; ++k) acc[k] = B::load_aligned(held + k * W);
     std::int64_t i = 0;
-    for (; i + 4 * W <= n; i += 4 * W)
-      for (int k = 0; k < 4; ++k) acc[k] = combine(acc[k], B::load_unaligned(in + i + k * W));
-    for (; i + W <= n; i += W) acc[0] = combine(acc[0], B::load_unaligned(in + i));
-    if (i < n) {
-      alignas(64) T tmp[W];
-      std::fill(tmp, tmp + W, Reducer<P>::template identity<T>());
-      std::copy(in + i, in + n, tmp);
-      acc[1] = combine(acc[1], B::load_aligned(tmp));
-    }
-    for (int k = 0; k < 4; ++k) acc[k].store_aligned(held + k * W);
+    for (; i + L <= n; i += L)
+      for (std::int64_t k = 0; k < R; ++k) acc[k] = combine(acc[k], B::load_unaligned(in + i + k * W));
+    for (std::int64_t k = 0; k < R; ++k) acc[k].store_aligned(held + k * W);
+    for (std::int64_t k = 0; i < n; ++i, ++k) held[k] = Reducer<P>::template combine<T>(held[k], in[i]);
   }
   [[gnu::noinline]] static void finish(const void* state, void* out) {
     const T* held = static_cast<const T*>(state);
-    auto acc = [&](int k) { return B::load_aligned(held + k * W); };
-    B total = combine(combine(acc(0), acc(1)), combine(acc(2), acc(3)));
+    B acc[R];
+    for (std::int64_t k = 0; k < R; ++k) acc[k] = B::load_aligned(held + k * W);
+    for (std::int64_t w = R / 2; w >= 1; w /= 2)
+      for (std::int64_t k = 0; k < w; ++k) acc[k] = combine(acc[k], acc[k + w]);
     alignas(64) T lanes[W];
-    total.store_aligned(lanes);
+    acc[0].store_aligned(lanes);
     for (std::int64_t w = W / 2; w >= 1; w /= 2)
       for (std::int64_t k = 0; k < w; ++k) lanes[k] = Reducer<P>::template combine<T>(lanes[k], lanes[k + w]);
     *static_cast<T*>(out) = lanes[0];
@@ -204,12 +204,12 @@ template <class Arch, class T> void fill_type(Table& t) {
   t.binary[int(Prim::P)][d] = &binary_loop<Prim::P, T, Arch>; \
   t.binary_streaming[int(Prim::P)][d] = &binary_loop<Prim::P, T, Arch, true>;
   NX_SIMD_BINARY(add) NX_SIMD_BINARY(sub) NX_SIMD_BINARY(mul) NX_SIMD_BINARY(div)
-  NX_SIMD_BINARY(maximum) NX_SIMD_BINARY(minimum) NX_SIMD_BINARY(atan2)
+  NX_SIMD_BINARY(maximum) NX_SIMD_BINARY(minimum)
 #undef NX_SIMD_BINARY
 #define NX_SIMD_REDUCE(P)                                               \
   t.reduce[int(Prim::P)][d] = &reduce_whole<BatchReduce<Prim::P, T, Arch>>; \
   t.reduce_pieces[int(Prim::P)][d] = {&BatchReduce<Prim::P, T, Arch>::start, &BatchReduce<Prim::P, T, Arch>::add, \
-                                      &BatchReduce<Prim::P, T, Arch>::finish};
+                                      &BatchReduce<Prim::P, T, Arch>::finish, &BatchReduce<Prim::P, T, Arch>::finish};
   NX_SIMD_REDUCE(reduce_sum) NX_SIMD_REDUCE(reduce_prod) NX_SIMD_REDUCE(reduce_max) NX_SIMD_REDUCE(reduce_min)
 #undef NX_SIMD_REDUCE
 }

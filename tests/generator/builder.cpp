@@ -12,7 +12,7 @@ namespace {
 std::vector<Generator> all_generators() {
   std::vector<Generator> all;
   for (auto family : {elementwise_generators(), shape_generators(), indexing_generators(), linalg_generators(),
-                      random_generators(), scan_generators(), construct_generators()})
+                      random_generators(), scan_generators(), construct_generators(), map_generators()})
     all.insert(all.end(), family.begin(), family.end());
   return all;
 }
@@ -132,11 +132,12 @@ int Builder::spread_sum(int v, Type target) {
   const nx::DType total_dtype = target.dtype == nx::bool_ ? nx::int32 : target.dtype;
   Op sum = make_op(Kind::reduce, {cast(v, total_dtype)});
   sum.fn = reduce_index("sum");  // over every axis
-  const int total = emit(std::move(sum), Type{total_dtype, {}});
+  const nx::DType sum_dtype = result_dtype(reduce_functions()[std::size_t(sum.fn)].result, total_dtype);
+  const int total = emit(std::move(sum), Type{sum_dtype, {}});
   if (target.shape.empty()) return total;
   Op spread = make_op(Kind::broadcast, {total});
   spread.shape = target.shape;
-  return emit(std::move(spread), Type{total_dtype, target.shape});
+  return emit(std::move(spread), Type{sum_dtype, target.shape});
 }
 
 int Builder::call_unary(std::string_view name, int v) {

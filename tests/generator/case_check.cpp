@@ -68,8 +68,11 @@ std::string check_error(const Case& c) {
   const std::pair<const char*, std::function<void()>> routes[] = {
       {"eagerly", [&] { evaluate(c.function, c.args); }},
       {"rune::program and rune::run", [&] { rune::run(rune::program(f, c.args), c.args); }},
-      {"rune::run of the parsed text",
-       [&] { rune::run(rune::parse_program(rune::to_string(rune::program(f, c.args))), c.args); }},
+      {"rune::run of the parsed text (where it has text: an nx::check has none)",
+       [&] {
+         const rune::Program traced = rune::program(f, c.args);
+         rune::run(has_text(traced.ir()) ? rune::parse_program(rune::to_string(traced)) : traced, c.args);
+       }},
       {"rune::jit", [&] { rune::jit(f)(c.args); }},
   };
   for (const auto& [name, route] : routes) {
@@ -92,9 +95,23 @@ std::string check_gradient_case(const Case& c, Tally& tally) {
   return g.failure;
 }
 
+// rune::vmap against its lanes one at a time: the case with every map run
+// as a loop gives the same bits.
+std::string check_maps(const Case& c, Tally& tally, const std::vector<Tensor>& eager) {
+  if (!holds(c.function, Kind::map)) return {};
+  ++tally.maps;
+  tally.map_totals += holds(c.function, Kind::total_add, true);
+  tally.map_checks += holds(c.function, Kind::check, true);
+  tally.map_lanes += holds(c.function, Kind::lanes, true);
+  if (std::string found = compare_bits(evaluate_unmapped(c.function, c.args), eager); !found.empty())
+    return "rune::vmap differs from its lanes run one at a time (eager is vmap's): " + found;
+  return {};
+}
+
 std::string check_values(const Case& c, Tally& tally, rune::Program& traced) {
   const std::vector<Tensor> eager = evaluate(c.function, c.args);
   if (std::string found = check_types(eager, c.function); !found.empty()) return found;
+  if (std::string found = check_maps(c, tally, eager); !found.empty()) return found;
   std::string found = check_function(function_of(c), c.args, eager, &traced);
   if (!found.empty()) return found;
   count(traced.ir(), tally, 0);

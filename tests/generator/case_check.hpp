@@ -26,6 +26,8 @@ struct Tally {
   // functions: derivatives went through them.
   std::bitset<16> differentiated;
   int empty_values = 0, scalar_values = 0;     // values with an axis of 0; 0-d values
+  // Cases holding a rune::vmap; of those, with a total, an nx::check, rune::lanes.
+  int maps = 0, map_totals = 0, map_checks = 0, map_lanes = 0;
 };
 
 // Runs every check on the case: eager against the model's types, the

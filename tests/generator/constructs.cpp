@@ -11,11 +11,8 @@
 
 namespace gen {
 
-namespace {
-
-// A block taking values of these types, built by `fill` (which grows it and
-// sets its results) one construct deeper than b's.
-template <class Fill> std::shared_ptr<const Block> sub_block(Builder& b, std::vector<Type> params, Fill fill) {
+std::shared_ptr<const Block> sub_block(Builder& b, std::vector<Type> params,
+                                       const std::function<void(Builder&, Block&)>& fill) {
   auto block = std::make_shared<Block>();
   block->types = std::move(params);
   block->params = int(block->types.size());
@@ -24,9 +21,8 @@ template <class Fill> std::shared_ptr<const Block> sub_block(Builder& b, std::ve
   return block;
 }
 
-// Whether a construct may go into b's block: two levels at most, and in a
-// construct's function half as often as at the top (each level multiplies
-// the cost of a case).
+// In a construct's function half as often as at the top: each level
+// multiplies the cost of a case.
 bool room(Builder& b) { return b.depth < max_depth && (b.depth == 0 || b.rng.chance(0.5)); }
 
 std::vector<Type> types_of(const Builder& b, std::span<const int> values) {
@@ -35,17 +31,17 @@ std::vector<Type> types_of(const Builder& b, std::span<const int> values) {
   return out;
 }
 
-// Values of the block, one to `most` of them (the captures of a function).
 void add_captures(Builder& b, Op& op, int least, int most) {
   for (std::int64_t i = b.rng.uniform(least, most); i > 0; --i) op.in.push_back(b.pick_any());
 }
 
-// The values nothing reads, at most two (the newest), as the results.
 std::vector<int> some_unread(const Builder& b) {
   std::vector<int> out = b.unread();
   if (out.size() > 2) out.erase(out.begin(), out.end() - 2);
   return out;
 }
+
+namespace {
 
 // ---- iterate
 
@@ -165,17 +161,19 @@ bool remat(Builder& b) {
 
 // ---- collect and total_add
 
-// An add of a scalar reduction, fitted to the total's type. In gradient
-// cases what is added takes integer steps (a reduction of an int32 cast):
-// the total has no derivative, so central differences must see none.
-void add_to_total(Builder& b, std::size_t which) {
-  int v = b.pick_any();
+}  // namespace
+
+// In gradient cases what is added takes integer steps (a reduction of an
+// int32 cast): the total has no derivative, so central differences must see none.
+void add_to_total(Builder& b, std::size_t which, int value) {
+  int v = value >= 0 ? value : b.pick_any();
   if (b.gradient()) v = b.cast(v, nx::int32);
-  int value = b.fit(b.reduction(v), b.totals[which]);
-  Op op = make_op(Kind::total_add, {value});
+  Op op = make_op(Kind::total_add, {b.fit(b.reduction(v), b.totals[which])});
   op.axis = std::int64_t(which);
   b.emit(std::move(op), std::span<const Type>());
 }
+
+namespace {
 
 bool total_add(Builder& b) {
   if (b.totals.empty()) return false;

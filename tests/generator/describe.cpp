@@ -56,6 +56,9 @@ std::string_view kind_name(const Op& op) {
     case Kind::remat: return "rune::remat";
     case Kind::collect: return "rune::collect";
     case Kind::total_add: return "rune::Total::add";
+    case Kind::map: return "rune::vmap";
+    case Kind::lanes: return "rune::lanes";
+    case Kind::check: return "nx::check";
   }
   return "?";
 }
@@ -75,6 +78,7 @@ std::string fields(const Op& op) {
   if (op.value != 0 || op.upper != 0) s << " value=" << op.value << " upper=" << op.upper;
   if (op.flag) s << " flag";
   if (op.kind == Kind::total_add) s << " total=" << op.axis;  // (0: the outermost open collect's)
+  else if (op.kind == Kind::map) s << " lanes=" << op.axis << " mapped=" << op.carries;
   else if (op.axis != 0 || op.to != 0) s << " axis=" << op.axis << " to=" << op.to;
   if (op.constant.defined()) s << " " << nx::to_string(op.constant);
   if (op.kind == Kind::scan) s << " carries=" << op.carries << " xs=" << op.xs;

@@ -65,6 +65,9 @@ enum class Kind : std::uint8_t {
   remat,                 // blocks (the body), carries (its arguments); in: arguments..., captures...
   collect,               // blocks (the body); in: zero, captures...; out: the body's results, then the total
   total_add,             // axis (which open collect's total: 0 the outermost); in: the value; no results
+  map,                   // blocks (the body), carries (the mapped operands), axis (the lane count); in: mapped..., captures...
+  lanes,                 // in: a parameter of the enclosing map's body; every lane's value of it (rune::lanes)
+  check,                 // in: a bool scalar; nx::check that it holds; no results
 };
 
 // What a random operation draws (nx::random).
@@ -91,7 +94,8 @@ struct Op {
   // captures -> a bool scalar) and step (carries, step's captures ->
   // carries); cond, switch_: the branches (captures -> results of the same
   // types); remat: the body (arguments, captures -> results); collect: the
-  // body (captures -> results), which may add to the total.
+  // body (captures -> results), which may add to the total; map: the body
+  // (a lane of each mapped operand, captures -> a lane of each result).
   std::vector<std::shared_ptr<const Block>> blocks;
   std::int64_t max = 0;  // iterate: the most steps
 };

@@ -2,6 +2,7 @@
 
 #include <functional>
 
+#include <rune/check.hpp>
 #include <rune/cond.hpp>
 #include <rune/grad.hpp>
 #include <rune/iterate.hpp>
@@ -9,6 +10,7 @@
 #include <rune/remat.hpp>
 #include <rune/scan.hpp>
 #include <rune/total.hpp>
+#include <rune/vmap.hpp>
 
 #include "functions.hpp"
 
@@ -18,18 +20,30 @@ namespace {
 
 using nx::Tensor;
 using Values = std::vector<Tensor>;
-// The totals of the collects running around a block, outermost first.
-using Totals = std::vector<const rune::Total*>;
 
-Values evaluate_in(const Block& block, std::span<const Tensor> params, const Totals& totals);
+// A map running around a block: its name and its whole mapped operands.
+struct Map {
+  rune::Axis axis;
+  Values whole;
+};
+// What runs around a block: the totals of the collects open (outermost
+// first), the maps (innermost last), and whether maps run as rune::vmap or
+// as loops over their lanes (the oracle of vmap).
+struct Around {
+  std::vector<const rune::Total*> totals;
+  std::vector<Map> maps;
+  bool loops = false;
+};
+
+Values evaluate_in(const Block& block, std::span<const Tensor> params, const Around& around);
 
 Values with(Values a, const Values& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
 }
-Totals with_total(Totals open, const rune::Total* total) {
-  open.push_back(total);
-  return open;
+Around with_total(Around around, const rune::Total* total) {
+  around.totals.push_back(total);
+  return around;
 }
 
 Values operands(const Op& op, const Values& env, std::size_t from, std::size_t count) {
@@ -41,14 +55,14 @@ Values operands(const Op& op, const Values& env, std::size_t from, std::size_t c
 // The step reads its captures from the enclosing values, as a C++ lambda
 // would: eagerly they become constants of the step's program, under a trace
 // captures of it.
-Values scan(const Op& op, const Values& env, const Totals& totals) {
+Values scan(const Op& op, const Values& env, const Around& around) {
   const auto carries = std::size_t(op.carries), xs = std::size_t(op.xs);
   const Values captured = operands(op, env, carries + xs, op.in.size() - carries - xs);
   auto step = [&](const Values& carry, const Values& row) {
     Values in = carry;
     in.insert(in.end(), row.begin(), row.end());
     in.insert(in.end(), captured.begin(), captured.end());
-    Values out = evaluate_in(*op.step, in, totals);
+    Values out = evaluate_in(*op.step, in, around);
     return std::pair{Values(out.begin(), out.begin() + op.carries), Values(out.begin() + op.carries, out.end())};
   };
   auto [carry, ys] = rune::scan(step, operands(op, env, 0, carries), operands(op, env, carries, xs));
@@ -57,19 +71,19 @@ Values scan(const Op& op, const Values& env, const Totals& totals) {
 }
 
 // Until and the step read their captures as the scan's step does.
-Values iterate(const Op& op, const Values& env, const Totals& totals) {
+Values iterate(const Op& op, const Values& env, const Around& around) {
   const auto carries = std::size_t(op.carries), until_captures = std::size_t(op.xs);
   const Values for_until = operands(op, env, carries, until_captures);
   const Values for_step = operands(op, env, carries + until_captures, op.in.size() - carries - until_captures);
-  auto until = [&](const Values& carry) { return evaluate_in(*op.blocks[0], with(carry, for_until), totals)[0]; };
-  auto step = [&](const Values& carry) { return evaluate_in(*op.blocks[1], with(carry, for_step), totals); };
+  auto until = [&](const Values& carry) { return evaluate_in(*op.blocks[0], with(carry, for_until), around)[0]; };
+  auto step = [&](const Values& carry) { return evaluate_in(*op.blocks[1], with(carry, for_step), around); };
   return rune::iterate(op.max, until, step, operands(op, env, 0, carries));
 }
 
-Values choose(const Op& op, const Values& env, const Totals& totals) {
+Values choose(const Op& op, const Values& env, const Around& around) {
   const Values captured = operands(op, env, 1, op.in.size() - 1);
   auto branch = [&](std::size_t k) {
-    return [&, k] { return evaluate_in(*op.blocks[k], captured, totals); };
+    return [&, k] { return evaluate_in(*op.blocks[k], captured, around); };
   };
   const Tensor& chooser = env[std::size_t(op.in[0])];
   if (op.kind == Kind::cond) return rune::cond(chooser, branch(0), branch(1));
@@ -78,18 +92,18 @@ Values choose(const Op& op, const Values& env, const Totals& totals) {
   return rune::switch_(chooser, branches);
 }
 
-Values remat(const Op& op, const Values& env, const Totals& totals) {
+Values remat(const Op& op, const Values& env, const Around& around) {
   const auto args = std::size_t(op.carries);
   const Values captured = operands(op, env, args, op.in.size() - args);
-  auto body = [&](const Values& a) { return evaluate_in(*op.blocks[0], with(a, captured), totals); };
+  auto body = [&](const Values& a) { return evaluate_in(*op.blocks[0], with(a, captured), around); };
   return rune::remat(body)(operands(op, env, 0, args));
 }
 
 // A fresh total per execution of the description: its body's adds (and
 // those of constructs inside it) name it by its place among the open ones.
-Values collect(const Op& op, const Values& env, const Totals& totals) {
+Values collect(const Op& op, const Values& env, const Around& around) {
   const rune::Total total;
-  const Totals inside = with_total(totals, &total);
+  const Around inside = with_total(around, &total);
   const Values captured = operands(op, env, 1, op.in.size() - 1);
   auto [results, sum] =
       rune::collect(total, env[std::size_t(op.in[0])], [&] { return evaluate_in(*op.blocks[0], captured, inside); });
@@ -97,20 +111,63 @@ Values collect(const Op& op, const Values& env, const Totals& totals) {
   return results;
 }
 
-Values construct(const Op& op, const Values& env, const Totals& totals) {
+void check(const Tensor& holds) {
+  nx::check(holds, holds, [](const nx::Index&, const Tensor&) {
+    return std::make_exception_ptr(std::invalid_argument("gen: a generated check failed"));
+  });
+}
+
+// Every lane's value of a parameter of the innermost map's body: what
+// rune::lanes gathers, or, run as loops, the whole operand.
+Tensor lanes(const Op& op, const Values& env, const Around& around) {
+  const Map& map = around.maps.back();
+  if (around.loops) return map.whole[std::size_t(op.in[0])];
+  return rune::lanes(map.axis, env[std::size_t(op.in[0])]);
+}
+
+// rune::vmap of the body over axis 0 of the mapped operands, or (the
+// oracle) the body on each lane in turn, its results stacked.
+Values map(const Op& op, const Block& block, const Values& env, const Around& around) {
+  const auto mapped = std::size_t(op.carries);
+  Around inside = around;
+  inside.maps.push_back({rune::axis(), operands(op, env, 0, mapped)});
+  const Values& whole = inside.maps.back().whole;
+  const Values captured = operands(op, env, mapped, op.in.size() - mapped);
+  auto body = [&](const Values& lane) { return evaluate_in(*op.blocks[0], with(lane, captured), inside); };
+  if (!around.loops) return rune::vmap(body, inside.maps.back().axis)(whole);
+  std::vector<Values> rows(op.out.size());
+  for (std::int64_t i = 0; i < op.axis; ++i) {
+    Values lane;
+    for (const Tensor& w : whole) lane.push_back(nx::get(w, i));
+    const Values out = body(lane);
+    for (std::size_t k = 0; k < out.size(); ++k) rows[k].push_back(out[k]);
+  }
+  Values results;
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    const Type& t = block.types[std::size_t(op.out[k])];
+    results.push_back(rows[k].empty() ? nx::zeros(t.dtype, t.shape) : nx::stack(rows[k], 0));
+  }
+  return results;
+}
+
+Values construct(const Op& op, const Block& block, const Values& env, const Around& around) {
+  if (op.kind == Kind::map) return map(op, block, env, around);
   switch (op.kind) {
-    case Kind::scan: return scan(op, env, totals);
-    case Kind::iterate: return iterate(op, env, totals);
-    case Kind::remat: return remat(op, env, totals);
-    case Kind::collect: return collect(op, env, totals);
-    case Kind::total_add: totals[std::size_t(op.axis)]->add(env[std::size_t(op.in[0])]); return {};
-    default: return choose(op, env, totals);
+    case Kind::scan: return scan(op, env, around);
+    case Kind::iterate: return iterate(op, env, around);
+    case Kind::remat: return remat(op, env, around);
+    case Kind::collect: return collect(op, env, around);
+    case Kind::total_add: around.totals[std::size_t(op.axis)]->add(env[std::size_t(op.in[0])]); return {};
+    case Kind::check: check(env[std::size_t(op.in[0])]); return {};
+    case Kind::lanes: return {lanes(op, env, around)};
+    default: return choose(op, env, around);
   }
 }
 
 bool is_construct(Kind kind) {
   return kind == Kind::scan || kind == Kind::iterate || kind == Kind::cond || kind == Kind::switch_ ||
-         kind == Kind::remat || kind == Kind::collect || kind == Kind::total_add;
+         kind == Kind::remat || kind == Kind::collect || kind == Kind::total_add || kind == Kind::check ||
+         kind == Kind::lanes || kind == Kind::map;
 }
 
 Tensor layout(const Op& op, const Values& env) {
@@ -173,11 +230,11 @@ Tensor single(const Op& op, const Values& env) {
   }
 }
 
-Values evaluate_in(const Block& block, std::span<const Tensor> params, const Totals& totals) {
+Values evaluate_in(const Block& block, std::span<const Tensor> params, const Around& around) {
   Values env(block.types.size());
   std::copy(params.begin(), params.end(), env.begin());
   for (const Op& op : block.ops) {
-    Values out = is_construct(op.kind) ? construct(op, env, totals) : Values{single(op, env)};
+    Values out = is_construct(op.kind) ? construct(op, block, env, around) : Values{single(op, env)};
     for (std::size_t k = 0; k < out.size(); ++k) env[std::size_t(op.out[k])] = out[k];
   }
   Values results;
@@ -188,5 +245,20 @@ Values evaluate_in(const Block& block, std::span<const Tensor> params, const Tot
 }  // namespace
 
 std::vector<Tensor> evaluate(const Block& block, std::span<const Tensor> params) { return evaluate_in(block, params, {}); }
+
+std::vector<Tensor> evaluate_unmapped(const Block& block, std::span<const Tensor> params) {
+  Around loops;
+  loops.loops = true;
+  return evaluate_in(block, params, loops);
+}
+
+bool holds(const Block& block, Kind kind, bool in_map) {
+  for (const Op& op : block.ops) {
+    if ((op.kind == kind && !in_map) || (op.step && holds(*op.step, kind, in_map))) return true;
+    for (const auto& sub : op.blocks)
+      if (holds(*sub, kind, in_map && op.kind != Kind::map)) return true;
+  }
+  return false;
+}
 
 }  // namespace gen

@@ -40,6 +40,9 @@ Domain unary_domain(std::string_view n) {
   return Domain::any;
 }
 
+// sum and prod of integers (and bools) accumulate in 64 bits, as NumPy's.
+bool accumulates(std::string_view name) { return name == "sum" || name == "prod"; }
+
 struct Entry {
   std::string_view name;
   std::uint8_t accepts;
@@ -86,10 +89,11 @@ std::vector<BinaryFunction> make_binary() {
 
 std::vector<ReduceFunction> make_reduce() {
   std::vector<ReduceFunction> out;
-#define GEN_REDUCE(f, needs_elements)                      \
-  {                                                       \
-    Entry e = describe(#f);                               \
-    out.push_back({e.name, &nx::f, e.accepts, e.result, needs_elements}); \
+#define GEN_REDUCE(f, needs_elements)                                                                 \
+  {                                                                                                  \
+    Entry e = describe(#f);                                                                          \
+    auto call = [](const nx::Tensor& t, const nx::Axes& axes, bool keepdims) { return nx::f(t, axes, keepdims); }; \
+    out.push_back({e.name, call, e.accepts, accumulates(#f) ? Result::accumulated : e.result, needs_elements}); \
   }
   GEN_REDUCE(sum, false) GEN_REDUCE(prod, false) GEN_REDUCE(max, true) GEN_REDUCE(min, true)
   GEN_REDUCE(all, false) GEN_REDUCE(any, false) GEN_REDUCE(mean, false) GEN_REDUCE(logsumexp, true)
@@ -129,6 +133,10 @@ nx::DType result_dtype(Result r, nx::DType d) {
     case Result::boolean: return nx::bool_;
     case Result::int32: return nx::int32;
     case Result::real: return d == nx::complex64 ? nx::float32 : d == nx::complex128 ? nx::float64 : d;
+    case Result::accumulated:
+      return d == nx::bool_ || d == nx::int8 || d == nx::int16 || d == nx::int32 ? nx::int64
+             : nx::is_unsigned(d)                                               ? nx::uint64
+                                                                                : d;
     default: return d;
   }
 }

@@ -12,7 +12,8 @@
 namespace gen {
 
 // The result dtype given the operand's.
-enum class Result : std::uint8_t { same, boolean, real, int32 };
+// (accumulated: sum and prod's, integers widened to 64 bits)
+enum class Result : std::uint8_t { same, boolean, real, int32, accumulated };
 // Where a gradient case keeps an operand (generator.cpp squashes it there):
 // positive (0.5, 2.5), unit (-0.8, 0.8), bounded (-2, 2).
 enum class Domain : std::uint8_t { any, positive, unit, bounded };
