@@ -1,5 +1,7 @@
 #include "batch/batch_trace.hpp"
 
+#include <utility>
+
 #include <boost/container/small_vector.hpp>
 
 #include "ir/construct.hpp"
@@ -26,6 +28,15 @@ nx::Shape lane_shape(const nx::Shape& all) { return nx::Shape(all.begin() + 1, a
 
 BatchTrace::BatchTrace(std::string_view entry_point, std::int64_t lanes, std::uint64_t axis)
     : Trace(entry_point, false), lanes_(lanes), axis_(axis) {}
+
+void BatchTrace::run_only(const nx::Tensor& lanes) {
+  running_ = running_.defined() ? nx::logical_and(running_, lanes) : lanes;
+}
+
+void BatchTrace::continue_from(const BatchTrace& map) {
+  per_lane_totals_ = map.per_lane_totals_;
+  running_ = map.running_;
+}
 
 BatchTrace* innermost_map(std::uint64_t axis) {
   for (int level = nx::ops::trace_depth(); level > 0; --level)
@@ -108,6 +119,11 @@ nx::Tensor BatchTrace::process(ir::Prim p, std::span<const nx::Tensor> operands,
 // each lane's inputs (a row of each batched one), the outputs stacked. A
 // callback thus runs once per lane, on that lane's values.
 std::vector<nx::Tensor> BatchTrace::process_construct(const ir::Equation& eq, std::span<const nx::Tensor> inputs) {
+  struct AllLanes {
+    bool& computing;
+    bool before = std::exchange(computing, true);
+    ~AllLanes() { computing = before; }
+  } all_lanes{computing_all_lanes_};
   if (auto batch = ir::construct_rules(eq.kind).batch) return batch(*this, eq, inputs);
   std::vector<std::vector<nx::Tensor>> rows;
   for (std::int64_t i = 0; i < lanes_; ++i) {

@@ -35,7 +35,42 @@ class BatchTrace final : public ir::Trace {
     return std::find(per_lane_totals_.begin(), per_lane_totals_.end(), total) != per_lane_totals_.end();
   }
 
+  // The lanes that run what this map computes now, a bool per lane
+  // (undefined: every lane). Under a map every lane computes every branch of
+  // a cond whose index differs per lane, and every trip of an iterate whose
+  // lanes stop apart; a lane that computes what it does not run (a branch it
+  // did not take, a trip after it stopped) adds nothing to totals.
+  const nx::Tensor& running() const { return running_; }
+  // From now on only `lanes` (a bool per lane) of the lanes running run.
+  void run_only(const nx::Tensor& lanes);
+  // While one lives, the map's batching rule computes on its lanes' values
+  // again (a branch of a cond whose index differs per lane) for `lanes` of
+  // the lanes running.
+  class OnlyLanes {
+   public:
+    OnlyLanes(BatchTrace& map, const nx::Tensor& lanes)
+        : map_(map), was_running_(map.running_), was_computing_all_lanes_(map.computing_all_lanes_) {
+      map.run_only(lanes);
+      map.computing_all_lanes_ = false;
+    }
+    ~OnlyLanes() {
+      map_.running_ = was_running_;
+      map_.computing_all_lanes_ = was_computing_all_lanes_;
+    }
+    OnlyLanes(const OnlyLanes&) = delete;
+    OnlyLanes& operator=(const OnlyLanes&) = delete;
+
+   private:
+    BatchTrace& map_;
+    nx::Tensor was_running_;
+    bool was_computing_all_lanes_;
+  };
+  // This map traces a construct's sub-program for `map` (the same lanes): it
+  // keeps map's totals collected per lane and its lanes running.
+  void continue_from(const BatchTrace& map);
+
   bool runs_map(std::uint64_t axis) const override { return axis != 0 && axis == axis_; }
+  bool maps_lanes() const override { return !computing_all_lanes_; }
   // rune::lanes on this map is computed with a check that no lane is
   // `stopped` (a bool per lane), which throws std::invalid_argument
   // "rune::lanes: <why>" when one is (an iterate's step, whose stopped lanes
@@ -53,6 +88,8 @@ class BatchTrace final : public ir::Trace {
   std::int64_t lanes_;
   std::uint64_t axis_;
   std::vector<std::uint64_t> per_lane_totals_;
+  nx::Tensor running_;
+  bool computing_all_lanes_ = false;  // (a construct's batching rule runs)
   nx::Tensor stopped_;
   std::string gathering_refused_;
 

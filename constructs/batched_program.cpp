@@ -33,6 +33,7 @@ BatchedProgram batch_program(batch::BatchTrace& map, const ir::Program& program,
     std::vector<nx::Tensor> params;
     for (const ir::TensorType& t : types) params.push_back(staging.add_param(t));
     batch::BatchTrace lanes(map.entry_point(), map.lanes(), map.axis());
+    lanes.continue_from(map);
     if (prepare) prepare(lanes);
     nx::ops::TraceScope mapped(lanes);
     for (std::size_t i = 0; i < params.size(); ++i)

@@ -18,12 +18,19 @@ using batch::BatchTrace;
 using nx::Tensor;
 
 
-// One index per lane: each lane's result from its own branch.
-std::vector<Tensor> selected(const ir::Equation& eq, std::span<const Tensor> inputs) {
+// One index per lane: each lane's result from its own branch (a branch is
+// computed for every lane; the lanes that did not take it add nothing).
+std::vector<Tensor> selected(BatchTrace& trace, const ir::Equation& eq, std::span<const Tensor> inputs,
+                             const Tensor& each_lane) {
   const Tensor index = nx::clamp(inputs[0], 0., double(eq.programs.size() - 1));
-  std::vector<Tensor> out = ir::evaluate(*eq.programs[0], inputs.subspan(1));
+  const Tensor each_lanes_branch = nx::clamp(each_lane, 0., double(eq.programs.size() - 1));
+  auto branch = [&](std::size_t b) {
+    BatchTrace::OnlyLanes taking(trace, nx::equal(each_lanes_branch, double(b)));
+    return ir::evaluate(*eq.programs[b], inputs.subspan(1));
+  };
+  std::vector<Tensor> out = branch(0);
   for (std::size_t b = 1; b < eq.programs.size(); ++b) {
-    const std::vector<Tensor> results = ir::evaluate(*eq.programs[b], inputs.subspan(1));
+    const std::vector<Tensor> results = branch(b);
     const Tensor taken = nx::equal(index, double(b));
     for (std::size_t k = 0; k < out.size(); ++k) out[k] = nx::where(taken, results[k], out[k]);
   }
@@ -35,7 +42,7 @@ std::vector<Tensor> selected(const ir::Equation& eq, std::span<const Tensor> inp
 std::vector<Tensor> cond_batched(BatchTrace& trace, const ir::Equation& eq, std::span<const Tensor> inputs) {
   bool index_batched = false;
   const Tensor index = trace.lanes_of(inputs[0], &index_batched);
-  if (index_batched) return selected(eq, inputs);
+  if (index_batched) return selected(trace, eq, inputs, index);
   const LaneInputs in = lane_inputs(trace, inputs.subspan(1));
   const std::vector<bool> none(eq.programs[0]->results.size(), false);
   std::vector<BatchedProgram> traced;

@@ -6,6 +6,7 @@
 #include "ad/jvp_trace.hpp"
 #include "constructs/elements.hpp"
 #include "constructs/table.hpp"
+#include "ir/construct.hpp"
 #include "ir/eval.hpp"
 #include "ir/staging.hpp"
 #include "ir/trace.hpp"
@@ -106,7 +107,9 @@ std::vector<Tensor> eager(const ir::Equation& eq, std::span<const Tensor> inputs
 // derivative, which knows no trip count and runs this scan). The scan's
 // rules then give forward mode and linearization; the derivative covers the
 // steps taken. The carry of the scan: the carry, the donor (the last carry
-// stepped), the stop and the donor's stop.
+// stepped), the stop and the donor's stop. The scan replays the loop
+// (ir::Replay): the adds to totals are the loop's own run's, the run that
+// counts the trips on concrete primals, else the iterate bound for them.
 std::vector<Tensor> jvp(ad::JvpTrace& trace, const ir::Equation& eq, std::span<const Tensor> inputs) {
   const IterateParts parts(eq, inputs.size());
   bool tangents = false;
@@ -117,7 +120,10 @@ std::vector<Tensor> jvp(ad::JvpTrace& trace, const ir::Equation& eq, std::span<c
   }
   if (!tangents) return ir::bind_construct(eq, primals, "rune::iterate");
   const bool concrete = std::none_of(primals.begin(), primals.end(), [](const Tensor& t) { return t.is_traced(); });
-  const std::int64_t trips = concrete ? run(eq, primals).second : parts.max;
+  std::int64_t trips = parts.max;
+  if (concrete) trips = run(eq, primals).second;
+  else if (ir::holds_unreplayed(eq)) ir::bind_construct(eq, primals, "rune::iterate");
+  ir::Replay derivative;
   const std::size_t n = parts.carries;
   std::vector<Tensor> carry(inputs.begin(), inputs.begin() + long(n));
   const Tensor stop = ir::evaluate(*eq.programs[0], parts.until_args(inputs, carry))[0];

@@ -100,6 +100,7 @@ std::vector<Tensor> iterate_batched(batch::BatchTrace& trace, const ir::Equation
   std::vector<bool> until_in_batched(batched.begin(), batched.begin() + long(n + parts.until_captures));
   Traced until = trace_lanes(trace, until_types, [&](std::span<const Tensor> params) {
     batch::BatchTrace map(trace.entry_point(), lanes, trace.axis());
+    map.continue_from(trace);
     nx::ops::TraceScope mapped(map);
     const Tensor stop = ir::evaluate(*eq.programs[0], as_lanes(map, params, until_in_batched))[0];
     map.lanes_of(stop, &until_batched);
@@ -132,7 +133,11 @@ std::vector<Tensor> iterate_batched(batch::BatchTrace& trace, const ir::Equation
           in[i] = nx::where(along_lanes(stopped, in[i]), lane_row(in[i], first), in[i]);
     }
     batch::BatchTrace map(trace.entry_point(), lanes, trace.axis());
-    if (until_batched) map.guard_gathering(stopped, gathering_stopped_lanes);
+    map.continue_from(trace);
+    if (until_batched) {
+      map.guard_gathering(stopped, gathering_stopped_lanes);
+      map.run_only(nx::logical_not(stopped));  // (a stopped lane's trip is its donor's: it adds nothing)
+    }
     std::vector<Tensor> out;
     {
       nx::ops::TraceScope mapped(map);

@@ -85,6 +85,7 @@ struct ConstructRules {
   std::string_view entry_point;  // the user's function, first in errors: "rune::scan"
   bool effect = false;           // runs once per execution; passes keep it
   bool replayed = true;          // false: a replay (ir::Replay) does not compute it again
+  bool every_lane = false;       // under a map, every lane runs it, whatever its inputs (ir::bind_construct)
   std::optional<TextForm> text;  // none: C++ code, which has no text
   // Whether this equation holds C++ code all the same (its text does not
   // say it: rune::root's linear solve); null: never.
@@ -135,6 +136,13 @@ Lowering lowering(const Equation& eq);
 // Whether an equation has an effect, or holds one in a sub-program (a loop
 // or a branch that runs a callback): passes neither drop nor merge it.
 bool has_effect(const Equation& eq);
+
+// Whether a sub-program of an equation, at any depth, holds an equation
+// that a replay leaves out (an add to a total); and the equation with those
+// left out, as a replay computes it (so a loop or a branch that a replay
+// records or runs whole adds nothing either).
+bool holds_unreplayed(const Equation& eq);
+Equation replayed_part(const Equation& eq);
 
 // The word a construct's text starts with, if one does.
 std::optional<OpKind> construct_named(std::string_view word);

@@ -56,6 +56,30 @@ bool has_effect(const Equation& eq) {
   return false;
 }
 
+namespace {
+bool left_out_of_replays(const Equation& eq) {
+  return is_construct(eq.kind) && !construct_rules(eq.kind).replayed;
+}
+}  // namespace
+
+bool holds_unreplayed(const Equation& eq) {
+  for (const auto& sub : eq.programs)
+    for (const Equation& inner : sub->equations)
+      if (left_out_of_replays(inner) || holds_unreplayed(inner)) return true;
+  return false;
+}
+
+Equation replayed_part(const Equation& eq) {
+  Equation out = eq;
+  for (auto& sub : out.programs) {
+    auto copy = std::make_shared<Program>(*sub);
+    std::erase_if(copy->equations, left_out_of_replays);  // (they have no outputs)
+    for (Equation& inner : copy->equations) inner = replayed_part(inner);
+    sub = std::move(copy);
+  }
+  return out;
+}
+
 std::shared_ptr<const Program> deep_copy(const Program& program) {
   auto copy = std::make_shared<Program>(program);
   for (Equation& eq : copy->equations)
