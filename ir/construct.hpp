@@ -122,6 +122,10 @@ struct ConstructRules {
   // constructs); -1: none.
   int (*param_source)(const Equation&, std::size_t program, std::size_t param, bool* row) = nullptr;
 
+  // A loop whose stop (given) is still false after its last allowed trip:
+  // throws its error (the VM raises it from the run that reached the limit).
+  void (*still_running)(const Equation&, const nx::Tensor& stop) = nullptr;
+
   // Stepping through it (the REPL); null: computed whole.
   std::unique_ptr<Stepping> (*step)(const Equation&, std::vector<nx::Tensor> inputs) = nullptr;
 };

@@ -73,6 +73,42 @@ TEST_CASE("iterate: the API's errors") {
                     "rune::iterate: until is still false after max = 3 steps, in lane 1, in lane 2");
 }
 
+TEST_CASE("iterate: reaching max raises from the run that reached it") {
+  std::atomic<int> steps{0}, asked{0};
+  auto counted_step = [&](const Tensor& x) {
+    return rune::callback(
+               [&](const Tensor& v) {
+                 ++steps;
+                 return v;
+               },
+               x, x) +
+           1.;
+  };
+  auto forever = [&](const Tensor& a) {
+    return rune::iterate(3, [](const Tensor& x) { return nx::less(x, -1.); }, counted_step, a);
+  };
+  const Tensor one = nx::scalar(nx::float64, 1.);
+  const std::string reached = "rune::iterate: until is still false after max = 3 steps";
+  CHECK_THROWS_WITH(forever(one), reached);
+  CHECK(steps == 3);
+  CHECK_THROWS_WITH(rune::jit(forever)(one), reached);
+  CHECK(steps == 6);
+  CHECK_THROWS_WITH(rune::vmap(forever)(vec({1., 2.})), reached + ", in lane 0");
+  CHECK(steps == 12);  // (a callback runs lane by lane: 2 lanes, 3 trips)
+  // An until that asks the host, which says stop from its fifth question on:
+  // the loop asked 4 times and reached max.
+  auto ask_host = [&](const Tensor& x) {
+    return rune::callback([&](const Tensor&) { return nx::scalar(nx::bool_, ++asked >= 5 ? 1. : 0.); },
+                          nx::scalar(nx::bool_, 0.), x);
+  };
+  auto asking = [&](const Tensor& a) { return rune::iterate(3, ask_host, [](const Tensor& x) { return x + 1.; }, a); };
+  CHECK_THROWS_WITH(asking(one), reached);
+  CHECK(asked == 4);
+  asked = 0;
+  CHECK_THROWS_WITH(rune::jit(asking)(one), reached);
+  CHECK(asked == 4);
+}
+
 TEST_CASE("iterate: max = 0 runs no step; a stop at once keeps the carry") {
   CHECK_THROWS(newton(0)(vec({4.})));
   CHECK(same_bits(newton(0)(vec({1.})), vec({1.})));
