@@ -10,8 +10,10 @@
 // threads at once.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <concepts>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -22,6 +24,7 @@
 #include <iterator>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "rune/detail/compiled.hpp"
 #include "rune/detail/diagnose.hpp"
@@ -30,6 +33,11 @@
 #include "rune/tree.hpp"
 
 namespace rune {
+
+namespace detail {
+// How many traces of compiled functions this thread is inside.
+inline thread_local int jit_traces_here = 0;
+}  // namespace detail
 
 struct JitError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -98,9 +106,10 @@ template <class F> class Compiled {
 
  private:
   struct State {
-    std::mutex mutex;             // guards the cache and the latest key
-    std::recursive_mutex tracing;  // held while tracing
+    std::mutex mutex;  // guards the cache, the latest key and the keys being traced
     std::unordered_map<TreeKey, std::shared_ptr<const detail::Executable>> cache;
+    std::vector<TreeKey> tracing;         // the keys being traced now (by any thread)
+    std::condition_variable trace_ended;  // (with `mutex`)
     std::optional<TreeKey> latest;
     std::atomic<std::int64_t> traces{0};
     // Calls in a row that traced (a call finding its program resets it), for
@@ -162,13 +171,42 @@ template <class F> class Compiled {
   template <class R, class... Args>
   std::shared_ptr<const detail::Executable> executable(std::vector<nx::Tensor>* captures, const Args&... args) const {
     TreeKey key = compiled_key_of(std::forward_as_tuple(args...));
-    std::shared_ptr<const detail::Executable> exe = lookup(key);
-    if (exe) return exe;
-    // One trace per key: threads meeting a new key at once wait for the
-    // first (recursive: tracing f may call this function on another key).
-    std::lock_guard tracing(state_->tracing);
-    exe = lookup(key);
-    return exe ? exe : trace<R>(key, captures, args...);
+    std::unique_lock lock(state_->mutex);
+    // One trace per key: a thread meeting a key that another thread traces
+    // waits for that trace, unless it is inside a trace itself (of any
+    // compiled function): it could then be what the other waits for (two
+    // functions that call each other while tracing), so it traces the key
+    // too, and the first program cached is kept. No lock is held while f runs.
+    state_->trace_ended.wait(lock, [&] { return detail::jit_traces_here > 0 || !being_traced(key); });
+    if (auto exe = lookup_locked(key)) return exe;
+    state_->tracing.push_back(key);
+    lock.unlock();
+    Tracing mark(*state_, key);
+    return trace<R>(key, captures, args...);
+  }
+
+  // While one lives, this thread traces `key`.
+  class Tracing {
+   public:
+    Tracing(State& state, const TreeKey& key) : state_(state), key_(key) { ++detail::jit_traces_here; }
+    ~Tracing() {
+      --detail::jit_traces_here;
+      {
+        std::lock_guard lock(state_.mutex);
+        state_.tracing.erase(std::find(state_.tracing.begin(), state_.tracing.end(), key_));
+      }
+      state_.trace_ended.notify_all();
+    }
+    Tracing(const Tracing&) = delete;
+    Tracing& operator=(const Tracing&) = delete;
+
+   private:
+    State& state_;
+    const TreeKey& key_;
+  };
+
+  bool being_traced(const TreeKey& key) const {  // (under `mutex`)
+    return std::find(state_->tracing.begin(), state_->tracing.end(), key) != state_->tracing.end();
   }
 
   void found_program() const {
@@ -181,8 +219,7 @@ template <class F> class Compiled {
     else to.insert(to.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
   }
 
-  std::shared_ptr<const detail::Executable> lookup(const TreeKey& key) const {
-    std::lock_guard lock(state_->mutex);
+  std::shared_ptr<const detail::Executable> lookup_locked(const TreeKey& key) const {  // (under `mutex`)
     auto found = state_->cache.find(key);
     if (found == state_->cache.end()) return nullptr;
     if (!state_->latest || !(*state_->latest == key)) state_->latest = key;  // (a copy only when it changes)
@@ -211,7 +248,7 @@ template <class F> class Compiled {
     const int in_a_row = state_->traced_in_a_row.fetch_add(1, std::memory_order_relaxed) + 1;
     if (state_->latest) detail::report_retrace(key, *state_->latest, in_a_row, state_->warned);
     state_->latest = key;
-    if (captures->empty()) state_->cache.emplace(key, exe);
+    if (captures->empty()) return state_->cache.emplace(key, exe).first->second;  // (the first trace of the key)
     return exe;
   }
 
