@@ -141,11 +141,12 @@ Lowering lowering(const Equation& eq);
 // or a branch that runs a callback): passes neither drop nor merge it.
 bool has_effect(const Equation& eq);
 
-// Whether a sub-program of an equation, at any depth, holds an equation
-// that a replay leaves out (an add to a total); and the equation with those
-// left out, as a replay computes it (so a loop or a branch that a replay
-// records or runs whole adds nothing either).
+// Whether a sub-program of an equation (or a program), at any depth, holds
+// an equation that a replay leaves out (an add to a total); and the equation
+// with those left out, as a replay computes it (so a loop or a branch that a
+// replay records or runs whole adds nothing either).
 bool holds_unreplayed(const Equation& eq);
+bool holds_unreplayed(const Program& program);
 Equation replayed_part(const Equation& eq);
 
 // The word a construct's text starts with, if one does.

@@ -1,5 +1,6 @@
 #include "ir/program.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "ir/construct.hpp"
@@ -62,11 +63,13 @@ bool left_out_of_replays(const Equation& eq) {
 }
 }  // namespace
 
+bool holds_unreplayed(const Program& program) {
+  return std::any_of(program.equations.begin(), program.equations.end(),
+                     [](const Equation& eq) { return left_out_of_replays(eq) || holds_unreplayed(eq); });
+}
+
 bool holds_unreplayed(const Equation& eq) {
-  for (const auto& sub : eq.programs)
-    for (const Equation& inner : sub->equations)
-      if (left_out_of_replays(inner) || holds_unreplayed(inner)) return true;
-  return false;
+  return std::any_of(eq.programs.begin(), eq.programs.end(), [](const auto& sub) { return holds_unreplayed(*sub); });
 }
 
 Equation replayed_part(const Equation& eq) {
