@@ -119,6 +119,8 @@ nx::Tensor BatchTrace::process(ir::Prim p, std::span<const nx::Tensor> operands,
 // each lane's inputs (a row of each batched one), the outputs stacked. A
 // callback thus runs once per lane, on that lane's values.
 std::vector<nx::Tensor> BatchTrace::process_construct(const ir::Equation& eq, std::span<const nx::Tensor> inputs) {
+  // (meanwhile what is bound on values of no map runs once for every lane
+  // at once, at the level below this map: not this map's, see maps_lanes)
   struct AllLanes {
     bool& computing;
     bool before = std::exchange(computing, true);

@@ -20,12 +20,13 @@ using nx::Tensor;
 
 // One index per lane: each lane's result from its own branch (a branch is
 // computed for every lane; the lanes that did not take it add nothing).
+// `every_index`: every lane's index, along axis 0.
 std::vector<Tensor> selected(BatchTrace& trace, const ir::Equation& eq, std::span<const Tensor> inputs,
-                             const Tensor& each_lane) {
+                             const Tensor& every_index) {
   const Tensor index = nx::clamp(inputs[0], 0., double(eq.programs.size() - 1));
-  const Tensor each_lanes_branch = nx::clamp(each_lane, 0., double(eq.programs.size() - 1));
+  const Tensor every_branch = nx::clamp(every_index, 0., double(eq.programs.size() - 1));
   auto branch = [&](std::size_t b) {
-    BatchTrace::OnlyLanes taking(trace, nx::equal(each_lanes_branch, double(b)));
+    BatchTrace::OnlyLanes taking(trace, nx::equal(every_branch, double(b)));
     return ir::evaluate(*eq.programs[b], inputs.subspan(1));
   };
   std::vector<Tensor> out = branch(0);

@@ -33,8 +33,9 @@ class Trace : public nx::ops::Trace {
 std::vector<nx::Tensor> bind_construct(const Equation& eq, std::span<const nx::Tensor> inputs, std::string_view api);
 
 // While one lives (on this thread), what is computed replays a computation
-// already done (rune::remat's backward pass): constructs that must happen
-// once per execution (adds to a rune::Total) are left out.
+// already done (rune::remat's backward pass, a derivative computing a
+// function again): constructs that must happen once per execution (adds to
+// a rune::Total) are left out, at any depth (ir::replayed_part).
 class Replay {
  public:
   Replay();
