@@ -1,5 +1,7 @@
 #include "batch/batch_trace.hpp"
 
+#include <utility>
+
 #include <boost/container/small_vector.hpp>
 
 #include "ir/construct.hpp"
@@ -32,6 +34,12 @@ BatchTrace::BatchTrace(std::string_view entry_point, std::int64_t lanes, std::ui
 void BatchTrace::run_only(const nx::Tensor& lanes, std::string why) {
   running_ = running_.defined() ? nx::logical_and(running_, lanes) : lanes;
   gathering_refused_ = std::move(why);
+}
+
+void BatchTrace::continue_from(const BatchTrace& map) {
+  per_lane_totals_ = map.per_lane_totals_;
+  running_ = map.running_;
+  gathering_refused_ = map.gathering_refused_;
 }
 
 BatchTrace* innermost_map(std::uint64_t axis) {
@@ -145,6 +153,13 @@ std::vector<nx::Tensor> BatchTrace::if_running(const ir::Equation& eq, std::span
 // callback thus runs once per lane, on that lane's values; an effect only on
 // the lanes running.
 std::vector<nx::Tensor> BatchTrace::process_construct(const ir::Equation& eq, std::span<const nx::Tensor> inputs) {
+  // (meanwhile what is bound on values of no map runs once for every lane
+  // at once, at the level below this map: not this map's, see maps_lanes)
+  struct AllLanes {
+    bool& computing;
+    bool before = std::exchange(computing, true);
+    ~AllLanes() { computing = before; }
+  } all_lanes{computing_all_lanes_};
   if (auto batch = ir::construct_rules(eq.kind).batch) return batch(*this, eq, inputs);
   std::vector<std::vector<nx::Tensor>> rows;
   for (std::int64_t i = 0; i < lanes_; ++i) {

@@ -35,24 +35,23 @@ class BatchTrace final : public ir::Trace {
     return std::find(per_lane_totals_.begin(), per_lane_totals_.end(), total) != per_lane_totals_.end();
   }
 
-  bool runs_map(std::uint64_t axis) const override { return axis != 0 && axis == axis_; }
   // The lanes that run what this map computes (a bool per lane, a value
   // below this map; undefined: every lane). The others compute a donor
   // lane's values in their place, whose results are dropped (the lanes of a
   // cond that take another branch, an iterate's stopped lanes): their
-  // effects (checks, callbacks) do not run, an iterate counts them stopped,
-  // and rune::lanes on this map throws std::invalid_argument
-  // "rune::lanes: <why>" while one does not run (it has no value of its own
-  // to gather).
+  // effects (checks, callbacks, adds to totals) do not run, an iterate
+  // counts them stopped, and rune::lanes on this map throws
+  // std::invalid_argument "rune::lanes: <why>" while one does not run (it
+  // has no value of its own to gather).
   const nx::Tensor& running() const { return running_; }
   // From now on only `lanes` (a bool per lane) of the lanes running run.
   void run_only(const nx::Tensor& lanes, std::string why);
   // This map traces a construct's sub-program for `map` (the same lanes): it
-  // keeps map's lanes running.
-  void continue_from(const BatchTrace& map) {
-    running_ = map.running_;
-    gathering_refused_ = map.gathering_refused_;
-  }
+  // keeps map's totals collected per lane and its lanes running.
+  void continue_from(const BatchTrace& map);
+
+  bool runs_map(std::uint64_t axis) const override { return axis != 0 && axis == axis_; }
+  bool maps_lanes() const override { return !computing_all_lanes_; }
 
   nx::Tensor process(ir::Prim p, std::span<const nx::Tensor> operands, const ir::Params& params,
                      const ir::TensorType& type) override;
@@ -63,6 +62,7 @@ class BatchTrace final : public ir::Trace {
   std::uint64_t axis_;
   std::vector<std::uint64_t> per_lane_totals_;
   nx::Tensor running_;
+  bool computing_all_lanes_ = false;  // (a construct's batching rule runs)
   std::string gathering_refused_;
 
   nx::Tensor collective(ir::Prim p, const nx::Tensor& operand, const ir::Params& params);

@@ -49,6 +49,7 @@ std::vector<Tensor> where_taken(BatchTrace& trace, const ir::Program& program, c
         if (in.batched[i]) operands[i] = from_donor(operands[i], skipped, donor);
     }
     batch::BatchTrace map(trace.entry_point(), trace.lanes(), trace.axis());
+    map.continue_from(trace);
     map.run_only(params[0], gathering_other_branches);
     nx::ops::TraceScope mapped(map);
     for (std::size_t i = 0; i < operands.size(); ++i)

@@ -5,6 +5,7 @@
 
 #include "constructs/elements.hpp"
 #include "constructs/table.hpp"
+#include "ir/construct.hpp"
 #include "ir/eval.hpp"
 #include "ir/staging.hpp"
 #include "ir/trace.hpp"
@@ -48,6 +49,10 @@ namespace {
 // Whether every element of a stop is true.
 bool all_stopped(const Tensor& stop) { return nx::item(nx::all(stop)) != 0.; }
 
+// The error of a loop whose stop is still false after max steps.
+void fail_still_running(const ir::Equation& eq, const Tensor& stop) {
+  nx::ops::fail("rune::iterate", still_running(std::get<ir::IterateInfo>(eq.info).max, *first_false(stop)));
+}
 }  // namespace
 
 Ran run(const ir::Equation& eq, std::span<const Tensor> inputs,
@@ -57,7 +62,7 @@ Ran run(const ir::Equation& eq, std::span<const Tensor> inputs,
   for (std::int64_t trip = 0;; ++trip) {
     const Tensor stop = ir::evaluate(*eq.programs[0], parts.until_args(inputs, carry))[0];
     if (all_stopped(stop)) return {carry, trip};
-    if (trip == parts.max) nx::ops::fail("rune::iterate", still_running(parts.max, *first_false(stop)));
+    if (trip == parts.max) fail_still_running(eq, stop);
     if (before_step) before_step(carry, stop);
     carry = ir::evaluate(*eq.programs[1], parts.step_args(inputs, carry, stop));
   }
@@ -120,7 +125,7 @@ class IterateStepping final : public ir::Stepping {
     in_step_ = !in_step_;
   }
   std::vector<Tensor> outputs(std::span<const Tensor> last) const override {
-    if (auto running = first_false(last[0])) nx::ops::fail("rune::iterate", still_running(parts_.max, *running));
+    if (!all_stopped(last[0])) fail_still_running(eq_, last[0]);
     return carry_;
   }
 
@@ -175,6 +180,7 @@ const ir::ConstructRules iterate_rules = [] {
   r.group_sizes = group_sizes;
   r.from_text = from_text;
   r.param_source = param_source;
+  r.still_running = fail_still_running;
   r.step = step;
   return r;
 }();

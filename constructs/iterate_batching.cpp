@@ -9,6 +9,7 @@
 // stopped lane takes no trip of its own to gather.
 #include "constructs/batched_program.hpp"
 #include "constructs/iterate.hpp"
+#include "ir/construct.hpp"
 #include "ir/eval.hpp"
 #include "ir/staging.hpp"
 #include "ir/trace.hpp"
@@ -84,34 +85,54 @@ std::vector<Tensor> iterate_batched(batch::BatchTrace& trace, const ir::Equation
   std::vector<bool> until_in_batched(batched.begin(), batched.begin() + long(n + parts.until_captures));
   // The lanes that do not run in the map count as stopped from the start.
   const Tensor& running = trace.running();
-  Traced until = trace_lanes(trace, until_types, [&](std::span<const Tensor> params) {
-    batch::BatchTrace map(trace.entry_point(), lanes, trace.axis());
-    map.continue_from(trace);
-    Tensor stop;
-    {
-      nx::ops::TraceScope mapped(map);
-      const Tensor lane_stop = ir::evaluate(*eq.programs[0], as_lanes(map, params, until_in_batched))[0];
-      map.lanes_of(lane_stop, &until_batched);
-      stop = map.stacked(lane_stop);
-    }
-    if (running.defined()) {
-      until_batched = true;
-      stop = nx::logical_or(stop, along_lanes(nx::logical_not(running), stop));
-    }
-    return std::vector<Tensor>{stop};
-  });
+  // (with `done`: a bool per lane after the carry, the lanes stopped before;
+  // until runs again on their kept carry, and they add nothing then)
+  const ir::TensorType done_type{nx::bool_, {lanes}};
+  auto trace_until = [&](bool with_done) {
+    std::vector<ir::TensorType> types = until_types;
+    if (with_done) types.insert(types.begin() + long(n), done_type);
+    return trace_lanes(trace, types, [&](std::span<const Tensor> all) {
+      std::vector<Tensor> params(all.begin(), all.end());
+      batch::BatchTrace map(trace.entry_point(), lanes, trace.axis());
+      map.continue_from(trace);
+      if (with_done) {
+        map.run_only(nx::logical_not(params[n]), gathering_stopped_lanes);
+        params.erase(params.begin() + long(n));
+      }
+      Tensor stop;
+      {
+        nx::ops::TraceScope mapped(map);
+        const Tensor lane_stop = ir::evaluate(*eq.programs[0], as_lanes(map, params, until_in_batched))[0];
+        map.lanes_of(lane_stop, &until_batched);
+        stop = map.stacked(lane_stop);
+      }
+      if (running.defined()) {
+        until_batched = true;
+        stop = nx::logical_or(stop, along_lanes(nx::logical_not(running), stop));
+      }
+      return std::vector<Tensor>{stop};
+    });
+  };
+  Traced until = trace_until(false);
+  // Lanes that stop apart, and an until that adds to a total: the loop
+  // carries which lanes stopped.
+  const bool track_done = until_batched && ir::holds_unreplayed(*eq.programs[0]);
+  if (track_done) until = trace_until(true);
   const ir::TensorType stop_type = until.program->types[std::size_t(until.program->results[0])];
 
   // The step, for every lane: with lanes that stop apart, a stopped lane
   // computes its donor's step, and keeps its carry.
   std::vector<ir::TensorType> step_types;
   for (std::size_t i = 0; i < n; ++i) step_types.push_back(type_of(i));
+  if (track_done) step_types.push_back(done_type);
   step_types.push_back(stop_type);
   for (std::size_t i = n + parts.until_captures; i < inputs.size(); ++i) step_types.push_back(type_of(i));
   std::vector<bool> step_in_batched(n + 1, true);
   step_in_batched.insert(step_in_batched.end(), batched.begin() + long(n + parts.until_captures), batched.end());
-  Traced step = trace_lanes(trace, step_types, [&](std::span<const Tensor> params) {
-    std::vector<Tensor> in(params.begin(), params.end());
+  Traced step = trace_lanes(trace, step_types, [&](std::span<const Tensor> all) {
+    std::vector<Tensor> params(all.begin(), all.end());
+    if (track_done) params.erase(params.begin() + long(n));  // (the stop gives the next)
+    std::vector<Tensor> in = params;
     Tensor stopped;  // (each lane's, when lanes stop apart)
     const std::vector<bool> reads = parameters_read(*eq.programs[1]);
     // (Of no lane there is no donor to choose, nor a trip: none runs.)
@@ -127,6 +148,8 @@ std::vector<Tensor> iterate_batched(batch::BatchTrace& trace, const ir::Equation
         if (step_in_batched[i] && reads[i]) in[i] = from_donor(in[i], stopped, first);
     }
     batch::BatchTrace map(trace.entry_point(), lanes, trace.axis());
+    map.continue_from(trace);
+    // (a stopped lane's trip is its donor's: it adds nothing, runs no effect)
     if (stopped.defined()) map.run_only(nx::logical_not(stopped), gathering_stopped_lanes);
     std::vector<Tensor> out;
     {
@@ -136,17 +159,21 @@ std::vector<Tensor> iterate_batched(batch::BatchTrace& trace, const ir::Equation
     }
     if (stopped.defined())
       for (std::size_t k = 0; k < n; ++k) out[k] = nx::where(along_lanes(stopped, out[k]), params[k], out[k]);
+    if (track_done) out.push_back(stopped);
     return out;
   });
 
-  std::vector<Tensor> loop_inputs(values.begin(), values.begin() + long(n + parts.until_captures));
+  std::vector<Tensor> loop_inputs(values.begin(), values.begin() + long(n));
+  if (track_done) loop_inputs.push_back(nx::zeros(nx::bool_, {lanes}));
+  loop_inputs.insert(loop_inputs.end(), values.begin() + long(n), values.begin() + long(n + parts.until_captures));
   loop_inputs.insert(loop_inputs.end(), until.captures.begin(), until.captures.end());
   loop_inputs.insert(loop_inputs.end(), values.begin() + long(n + parts.until_captures), values.end());
   loop_inputs.insert(loop_inputs.end(), step.captures.begin(), step.captures.end());
   ir::Equation loop = eq;
-  loop.info = ir::IterateInfo{parts.max, int(n), int(parts.until_captures + until.captures.size())};
+  loop.info = ir::IterateInfo{parts.max, int(n + track_done), int(parts.until_captures + until.captures.size())};
   loop.programs = {until.program, step.program};
   std::vector<Tensor> outs = ir::bind_construct(loop, loop_inputs, "rune::iterate");
+  outs.resize(n);  // (without done)
   for (Tensor& t : outs) t = trace.wrap(t);
   return outs;
 }

@@ -122,6 +122,7 @@ std::vector<Tensor> jvp(ad::JvpTrace& trace, const ir::Equation& eq, std::span<c
   }
   const std::vector<Tensor> point = ir::bind_construct(eq, primals, "rune::root");
   if (!tangents) return point;
+  ir::Replay derivative;  // (the residual is computed again: no add to a total)
   const ir::Program& residual = *eq.programs[0];
   const std::span<const Tensor> captures = std::span<const Tensor>(primals).subspan(n);
 

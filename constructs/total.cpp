@@ -76,9 +76,15 @@ std::vector<Tensor> add_jvp(ad::JvpTrace& trace, const ir::Equation& eq, std::sp
   return ir::bind_construct(eq, std::vector<Tensor>{trace.primal_of(inputs[0])}, "rune::Total::add");
 }
 
+// Every lane adds its value (a value the same in every lane too), but a lane
+// that computes what it does not run (BatchTrace::running) adds nothing.
 std::vector<Tensor> add_batched(batch::BatchTrace& trace, const ir::Equation& eq, std::span<const Tensor> inputs) {
-  bool batched = false;
-  Tensor lanes = trace.lanes_of(inputs[0], &batched);
+  Tensor lanes = trace.stacked(inputs[0]);
+  if (const Tensor& running = trace.running(); running.defined()) {
+    nx::Shape along_lanes(std::size_t(lanes.ndim()), 1);
+    along_lanes[0] = trace.lanes();
+    lanes = nx::where(nx::reshape(running, along_lanes), lanes, nx::zeros_like(lanes));
+  }
   if (!trace.collects_per_lane(total_of(eq))) lanes = nx::sum(lanes, {0}, false, lanes.dtype());
   return ir::bind_construct(eq, std::vector<Tensor>{lanes}, "rune::Total::add");
 }
@@ -190,6 +196,7 @@ const ir::ConstructRules total_add_rules = [] {
   r.entry_point = "rune::Total::add";
   r.effect = true;
   r.replayed = false;
+  r.every_lane = true;
   r.text = ir::TextForm{"total_add", "total", {"value"}, {}};
   r.output_types = [](const ir::Equation&, std::span<const ir::TensorType> in) {
     if (in.size() != 1) nx::ops::fail("rune::Total::add", "an add takes one value");

@@ -85,6 +85,7 @@ struct ConstructRules {
   std::string_view entry_point;  // the user's function, first in errors: "rune::scan"
   bool effect = false;           // runs once per execution; passes keep it
   bool replayed = true;          // false: a replay (ir::Replay) does not compute it again
+  bool every_lane = false;       // under a map, every lane runs it, whatever its inputs (ir::bind_construct)
   std::optional<TextForm> text;  // none: C++ code, which has no text
   // Whether this equation holds C++ code all the same (its text does not
   // say it: rune::root's linear solve); null: never.
@@ -121,6 +122,10 @@ struct ConstructRules {
   // constructs); -1: none.
   int (*param_source)(const Equation&, std::size_t program, std::size_t param, bool* row) = nullptr;
 
+  // A loop whose stop (given) is still false after its last allowed trip:
+  // throws its error (the VM raises it from the run that reached the limit).
+  void (*still_running)(const Equation&, const nx::Tensor& stop) = nullptr;
+
   // Stepping through it (the REPL); null: computed whole.
   std::unique_ptr<Stepping> (*step)(const Equation&, std::vector<nx::Tensor> inputs) = nullptr;
 };
@@ -135,6 +140,14 @@ Lowering lowering(const Equation& eq);
 // Whether an equation has an effect, or holds one in a sub-program (a loop
 // or a branch that runs a callback): passes neither drop nor merge it.
 bool has_effect(const Equation& eq);
+
+// Whether a sub-program of an equation (or a program), at any depth, holds
+// an equation that a replay leaves out (an add to a total); and the equation
+// with those left out, as a replay computes it (so a loop or a branch that a
+// replay records or runs whole adds nothing either).
+bool holds_unreplayed(const Equation& eq);
+bool holds_unreplayed(const Program& program);
+Equation replayed_part(const Equation& eq);
 
 // The word a construct's text starts with, if one does.
 std::optional<OpKind> construct_named(std::string_view word);

@@ -13,19 +13,37 @@ namespace rune::ir {
 namespace {
 thread_local int replays = 0;
 thread_local int evaluating = 0;  // the reference interpreter's depth
+
+bool is_map(const nx::ops::Trace& trace) {
+  const auto* t = dynamic_cast<const Trace*>(&trace);
+  return t && t->maps_lanes();
 }
+
+// The innermost map deeper than `trace` (null: any), else `trace`.
+nx::ops::Trace* every_lanes_trace(nx::ops::Trace* trace) {
+  const int floor = trace ? trace->level() : 0;
+  for (int level = nx::ops::trace_depth(); level > floor; --level)
+    if (is_map(nx::ops::trace_at(level))) return &nx::ops::trace_at(level);
+  return trace;
+}
+}  // namespace
 
 Replay::Replay() { ++replays; }
 Replay::~Replay() { --replays; }
 bool replaying() { return replays > 0; }
 
 std::vector<nx::Tensor> bind_construct(const Equation& eq, std::span<const nx::Tensor> inputs, std::string_view api) {
-  if (replaying() && !construct_rules(eq.kind).replayed) return {};
+  const ConstructRules& rules = construct_rules(eq.kind);
+  if (replaying()) {
+    if (!rules.replayed) return {};
+    if (holds_unreplayed(eq)) return bind_construct(replayed_part(eq), inputs, api);
+  }
   bool traced = nx::ops::trace_depth() > 0;
   for (const nx::Tensor& t : inputs) traced = traced || t.is_traced();
-  if (traced)
-    if (auto* trace = nx::ops::find_trace(inputs, api)) return static_cast<Trace&>(*trace).process_construct(eq, inputs);
-  return evaluating > 0 ? eager_construct(eq, inputs) : run_construct(eq, inputs);
+  nx::ops::Trace* trace = traced ? nx::ops::find_trace(inputs, api) : nullptr;
+  if (traced && rules.every_lane) trace = every_lanes_trace(trace);
+  if (!trace) return evaluating > 0 ? eager_construct(eq, inputs) : run_construct(eq, inputs);
+  return static_cast<Trace&>(*trace).process_construct(eq, inputs);
 }
 
 namespace {

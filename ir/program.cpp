@@ -1,5 +1,6 @@
 #include "ir/program.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "ir/construct.hpp"
@@ -54,6 +55,32 @@ bool has_effect(const Equation& eq) {
     for (const Equation& inner : sub->equations)
       if (has_effect(inner)) return true;
   return false;
+}
+
+namespace {
+bool left_out_of_replays(const Equation& eq) {
+  return is_construct(eq.kind) && !construct_rules(eq.kind).replayed;
+}
+}  // namespace
+
+bool holds_unreplayed(const Program& program) {
+  return std::any_of(program.equations.begin(), program.equations.end(),
+                     [](const Equation& eq) { return left_out_of_replays(eq) || holds_unreplayed(eq); });
+}
+
+bool holds_unreplayed(const Equation& eq) {
+  return std::any_of(eq.programs.begin(), eq.programs.end(), [](const auto& sub) { return holds_unreplayed(*sub); });
+}
+
+Equation replayed_part(const Equation& eq) {
+  Equation out = eq;
+  for (auto& sub : out.programs) {
+    auto copy = std::make_shared<Program>(*sub);
+    std::erase_if(copy->equations, left_out_of_replays);  // (they have no outputs)
+    for (Equation& inner : copy->equations) inner = replayed_part(inner);
+    sub = std::move(copy);
+  }
+  return out;
 }
 
 std::shared_ptr<const Program> deep_copy(const Program& program) {

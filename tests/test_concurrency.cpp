@@ -2,7 +2,11 @@
 // thread computes, and so does an operation split over oneTBB's threads.
 // Also the ThreadSanitizer test (make tsan, docs/reliability.md): built
 // with it, a data race fails the test too.
+#include <atomic>
+#include <chrono>
 #include <functional>
+#include <future>
+#include <memory>
 #include <thread>
 
 #include <tbb/global_control.h>
@@ -65,6 +69,52 @@ TEST_CASE("threads racing on new keys trace each key once") {
   auto f = rune::jit(formula);
   wrong_calls([&](int t, int i) { return f(xs[std::size_t(t + i) % 2]).defined(); });
   CHECK(f.traces() == 2);
+}
+
+// Two compiled functions that call each other while tracing, each traced
+// by its own thread at once: neither may wait for the other's trace. Run on
+// threads that the test leaves running (and fails) when they do not finish.
+TEST_CASE("two compiled functions that call each other while tracing, from two threads, do not deadlock") {
+  using Fn = std::function<Tensor(const Tensor&)>;
+  struct Pair {
+    std::atomic<int> tracing{0};
+    Fn f, g;
+    // Until both threads trace (at most 2 s, so a lost race cannot hang).
+    void meet() {
+      ++tracing;
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+      while (tracing.load() < 2 && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+    }
+  };
+  auto pair = std::make_shared<Pair>();
+  // On a vector: both tracing, then the other function on a column.
+  auto calling = [p = pair.get()](Fn Pair::*other, double offset) {
+    return [p, other, offset](const Tensor& x) {
+      if (x.ndim() == 2) return x * 2.;
+      p->meet();
+      return nx::reshape((p->*other)(nx::reshape(x, {x.numel(), 1})), {x.numel()}) + offset;
+    };
+  };
+  pair->f = rune::jit(calling(&Pair::g, 1.));
+  pair->g = rune::jit(calling(&Pair::f, -1.));
+  auto start = [pair](Fn Pair::*fn, std::int64_t n) {
+    auto done = std::make_shared<std::promise<std::vector<double>>>();
+    std::thread([pair, fn, n, done] {
+      try {
+        done->set_value(values((pair.get()->*fn)(nx::linspace(nx::float64, 1., double(n), n))));
+      } catch (...) {
+        done->set_exception(std::current_exception());
+      }
+    }).detach();
+    return done->get_future();
+  };
+  std::future<std::vector<double>> from_f = start(&Pair::f, 3), from_g = start(&Pair::g, 4);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  const bool finished = from_f.wait_until(deadline) == std::future_status::ready &&
+                        from_g.wait_until(deadline) == std::future_status::ready;
+  REQUIRE(finished);  // (else both threads wait for each other's trace: deadlocked)
+  CHECK(from_f.get() == std::vector<double>{3., 5., 7.});
+  CHECK(from_g.get() == std::vector<double>{1., 3., 5., 7.});
 }
 
 TEST_CASE("threads calling one pullback get the single-threaded cotangents") {

@@ -74,6 +74,42 @@ TEST_CASE("iterate: the API's errors") {
                     "rune::iterate: until is still false after max = 3 steps, in lane 1, in lane 2");
 }
 
+TEST_CASE("iterate: reaching max raises from the run that reached it") {
+  std::atomic<int> steps{0}, asked{0};
+  auto counted_step = [&](const Tensor& x) {
+    return rune::callback(
+               [&](const Tensor& v) {
+                 ++steps;
+                 return v;
+               },
+               x, x) +
+           1.;
+  };
+  auto forever = [&](const Tensor& a) {
+    return rune::iterate(3, [](const Tensor& x) { return nx::less(x, -1.); }, counted_step, a);
+  };
+  const Tensor one = nx::scalar(nx::float64, 1.);
+  const std::string reached = "rune::iterate: until is still false after max = 3 steps";
+  CHECK_THROWS_WITH(forever(one), reached);
+  CHECK(steps == 3);
+  CHECK_THROWS_WITH(rune::jit(forever)(one), reached);
+  CHECK(steps == 6);
+  CHECK_THROWS_WITH(rune::vmap(forever)(vec({1., 2.})), reached + ", in lane 0");
+  CHECK(steps == 12);  // (a callback runs lane by lane: 2 lanes, 3 trips)
+  // An until that asks the host, which says stop from its fifth question on:
+  // the loop asked 4 times and reached max.
+  auto ask_host = [&](const Tensor& x) {
+    return rune::callback([&](const Tensor&) { return nx::scalar(nx::bool_, ++asked >= 5 ? 1. : 0.); },
+                          nx::scalar(nx::bool_, 0.), x);
+  };
+  auto asking = [&](const Tensor& a) { return rune::iterate(3, ask_host, [](const Tensor& x) { return x + 1.; }, a); };
+  CHECK_THROWS_WITH(asking(one), reached);
+  CHECK(asked == 4);
+  asked = 0;
+  CHECK_THROWS_WITH(rune::jit(asking)(one), reached);
+  CHECK(asked == 4);
+}
+
 TEST_CASE("iterate: max = 0 runs no step; a stop at once keeps the carry") {
   CHECK_THROWS(newton(0)(vec({4.})));
   CHECK(same_bits(newton(0)(vec({1.})), vec({1.})));
@@ -348,6 +384,146 @@ TEST_CASE("Total under vmap, grad and remat") {
   });
   CHECK(same_bits(g2, vec({2., 4., 6.})));
   CHECK(nx::item(remat_total) == 6.);
+}
+
+namespace {
+
+// What f() adds to t, collected around it.
+template <class F> double added(const rune::Total& t, F f) {
+  return nx::item(rune::collect(t, nx::scalar(nx::float64, 0.), [&] { return f(); }).second);
+}
+
+// f's adds to t collected inside a map: one total per lane.
+template <class F> Tensor added_per_lane(const rune::Total& t, F f, const Tensor& xs) {
+  return rune::vmap([&](const Tensor& v) {
+    return rune::collect(t, nx::scalar(nx::float64, 0.), [&] { return f(v); }).second;
+  })(xs);
+}
+
+}  // namespace
+
+TEST_CASE("Total: under a map an add counts once per lane, an add the same in every lane too") {
+  rune::Total count;
+  auto once = [&](const Tensor& v) {
+    count.add(nx::scalar(nx::float64, 1.));
+    return v * 2.;
+  };
+  const Tensor five = vec({1., 2., 3., 4., 5.});
+  CHECK(added(count, [&] { return rune::vmap(once)(five); }) == 5.);
+  CHECK(added(count, [&] { return rune::jit(rune::vmap(once))(five); }) == 5.);
+  CHECK(added(count, [&] { return rune::vmap(rune::vmap(once))(nx::reshape(nx::concatenate({five, five}), {2, 5})); }) == 10.);
+  CHECK(same_bits(added_per_lane(count, once, five), nx::ones(nx::float64, {5})));
+  // A cond whose pred is the same in every lane: every lane takes the branch.
+  auto guarded = [&](const Tensor& v) {
+    return rune::cond(nx::scalar(nx::bool_, 1.), [&] { return once(v); }, [&] { return v; });
+  };
+  CHECK(added(count, [&] { return rune::vmap(guarded)(five); }) == 5.);
+  CHECK(same_bits(added_per_lane(count, guarded, five), nx::ones(nx::float64, {5})));
+  CHECK(same_bits(rune::jit([&](const Tensor& xs) { return added_per_lane(count, guarded, xs); })(five),
+                  nx::ones(nx::float64, {5})));
+  auto guarded_own = [&](const Tensor& v) {
+    return rune::cond(nx::scalar(nx::bool_, 1.), [&] {
+      count.add(v);
+      return v;
+    }, [&] { return v; });
+  };
+  CHECK(same_bits(added_per_lane(count, guarded_own, five), five));
+  // A compiled function called inside the map.
+  CHECK(added(count, [&] { return rune::vmap(rune::jit(once))(five); }) == 5.);
+}
+
+TEST_CASE("Total: under a map a lane counts the adds of the branch it takes, and of its own trips") {
+  rune::Total count;
+  auto branchy = [&](const Tensor& v) {
+    return rune::cond(nx::greater(v, 0.),
+                      [&] {
+                        count.add(nx::scalar(nx::float64, 1.));
+                        return v;
+                      },
+                      [&] {
+                        count.add(v * -10.);
+                        return -v;
+                      });
+  };
+  const Tensor x = vec({1., -1., 2.});
+  CHECK(added(count, [&] { return rune::vmap(branchy)(x); }) == 12.);
+  CHECK(added(count, [&] { return rune::jit(rune::vmap(branchy))(x); }) == 12.);
+  CHECK(same_bits(added_per_lane(count, branchy, x), vec({1., 10., 1.})));
+  // Lanes that stop apart: a stopped lane computes its donor's step and
+  // adds nothing for it.
+  auto climb = [&](const Tensor& v) {
+    return rune::iterate(
+        10, [](const Tensor& y) { return nx::greater_equal(y, 4.); },
+        [&](const Tensor& y) {
+          count.add(nx::scalar(nx::float64, 1.));
+          return y + 1.;
+        },
+        v);
+  };
+  const Tensor starts = vec({0., 2., 4., 1.});
+  CHECK(added(count, [&] { return rune::vmap(climb)(starts); }) == 9.);
+  CHECK(added(count, [&] { return rune::jit(rune::vmap(climb))(starts); }) == 9.);
+  CHECK(same_bits(added_per_lane(count, climb, starts), vec({4., 2., 0., 3.})));
+  CHECK(same_bits(rune::jit([&](const Tensor& xs) { return added_per_lane(count, climb, xs); })(starts),
+                  vec({4., 2., 0., 3.})));
+  // Both at once: a loop in a branch.
+  auto climb_if_positive = [&](const Tensor& v) {
+    return rune::cond(nx::greater(v, 0.), [&] { return climb(v); }, [&] { return v; });
+  };
+  CHECK(same_bits(added_per_lane(count, climb_if_positive, starts), vec({0., 2., 0., 3.})));
+}
+
+TEST_CASE("Total: derivatives add nothing, so under grad and jvp each add counts once per execution") {
+  rune::Total count;
+  // Three trips, each adding 1 (and until adding 100 on each of its 4 runs).
+  auto three_trips = [&](const Tensor& a) {
+    return nx::sum(rune::iterate(
+        10,
+        [&](const Tensor& y) {
+          count.add(nx::scalar(nx::float64, 100.));
+          return nx::greater_equal(y, 3.);
+        },
+        [&](const Tensor& y) {
+          count.add(nx::scalar(nx::float64, 1.));
+          return y + a;
+        },
+        a * 0.));
+  };
+  const Tensor one = nx::scalar(nx::float64, 1.);
+  auto tangent = [&](const Tensor& a) { return rune::jvp(three_trips, a, one).second; };
+  CHECK(added(count, [&] { return three_trips(one); }) == 403.);
+  CHECK(added(count, [&] { return rune::grad(three_trips, one); }) == 403.);
+  CHECK(added(count, [&] { return rune::jit(rune::grad(three_trips))(one); }) == 403.);
+  CHECK(added(count, [&] { return tangent(one); }) == 403.);
+  CHECK(added(count, [&] { return rune::jit(tangent)(one); }) == 403.);
+  CHECK(added(count, [&] { return rune::vmap(rune::grad(three_trips))(vec({1., 1.5})); }) == 2. * 403. - 101.);
+  // A root's derivative evaluates its residual again: no add.
+  auto square_root = [&](const Tensor& a) {
+    auto residual = [&](const Tensor& x) {
+      count.add(nx::scalar(nx::float64, 1.));
+      return x * x - a;
+    };
+    return rune::root(residual, [&] {
+      (void)residual(a);  // (solve runs: its adds count)
+      return nx::sqrt(a);
+    });
+  };
+  const Tensor four = nx::scalar(nx::float64, 4.);
+  CHECK(added(count, [&] { return square_root(four); }) == 1.);
+  CHECK(added(count, [&] { return rune::grad(square_root, four); }) == 1.);
+  CHECK(added(count, [&] { return rune::jvp(square_root, four, one).second; }) == 1.);
+  CHECK(added(count, [&] { return rune::jit(rune::grad(square_root))(four); }) == 1.);
+  // A loop nested in a remat: its replay adds nothing.
+  auto summed_rows = [&](const Tensor& xs) {
+    return rune::scan([&](const Tensor& c, const Tensor& row) {
+             count.add(nx::scalar(nx::float64, 1.));
+             return std::pair{c + row * row, c};
+           }, nx::scalar(nx::float64, 0.), xs).first;
+  };
+  const Tensor rows = vec({1., 2., 3.});
+  CHECK(added(count, [&] { return rune::grad(summed_rows, rows); }) == 3.);
+  CHECK(added(count, [&] { return rune::grad(rune::remat(summed_rows), rows); }) == 3.);
+  CHECK(added(count, [&] { return rune::jit(rune::grad(rune::remat(summed_rows)))(rows); }) == 3.);
 }
 
 TEST_CASE("Total: programs with adds and collects print and parse back") {

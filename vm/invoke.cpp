@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "ir/eval.hpp"
+#include "ir/construct.hpp"
 #include "ops/concrete.hpp"
 #include "vm/machine.hpp"
 
@@ -39,7 +39,7 @@ void run_cond(const Invoke& cond, Frame& f) {
   run_on(*cond.codes[chosen], std::span(cond.inputs).subspan(1), f, cond.outputs);
 }
 
-void run_iterate(const Code& code, const Invoke& it, Frame& f) {
+void run_iterate(const Invoke& it, Frame& f) {
   const ir::IterateInfo& info = std::get<ir::IterateInfo>(it.equation->info);
   const Code &until = *it.codes[0], &step = *it.codes[1];
   const std::size_t carry = std::size_t(info.carry_count), until_captures = std::size_t(info.until_captures);
@@ -53,11 +53,8 @@ void run_iterate(const Code& code, const Invoke& it, Frame& f) {
   for (std::int64_t trip = 0;; ++trip) {
     execute(until, u);
     if (all_stopped(u, until.results[0])) break;
-    if (trip == info.max) {  // the eager rule raises the error, with its message
-      std::vector<nx::Tensor> inputs;
-      for (Location at : it.inputs) inputs.push_back(read(code, f, at));
-      ir::eager_construct(*it.equation, inputs);
-    }
+    if (trip == info.max)  // (raised from this run, which knows the stop: a second run could end otherwise)
+      ir::construct_rules(it.equation->kind).still_running(*it.equation, read(until, u, until.results[0]));
     for (std::size_t k = 0; k < carry; ++k) move(s, step.params[k], u, until.params[k]);
     copy(s, step.params[carry], u, until.results[0]);
     execute(step, s);

@@ -61,7 +61,7 @@ op_map: run_map(code.maps[std::size_t(in->aux)], f); NEXT;
 op_scan: run_scan(code.scans[std::size_t(in->aux)], f); NEXT;
 op_body: run_body(code.invokes[std::size_t(in->aux)], f); NEXT;
 op_cond: run_cond(code.invokes[std::size_t(in->aux)], f); NEXT;
-op_iterate: run_iterate(code, code.invokes[std::size_t(in->aux)], f); NEXT;
+op_iterate: run_iterate(code.invokes[std::size_t(in->aux)], f); NEXT;
 op_release:
   for (std::int32_t r : code.releases[std::size_t(in->aux)]) f.tensors[std::size_t(r)] = nx::Tensor();
   NEXT;

@@ -85,7 +85,7 @@ void run_scan(const ScanOp& scan, Frame& frame);
 // Constructs run by their sub-codes (invoke.cpp).
 void run_body(const Invoke& body, Frame& frame);
 void run_cond(const Invoke& cond, Frame& frame);
-void run_iterate(const Code& code, const Invoke& iterate, Frame& frame);
+void run_iterate(const Invoke& iterate, Frame& frame);
 
 // Copies a value between frames (a construct's and its sub-code's): the
 // same file on both sides, as a value's type decides its file.

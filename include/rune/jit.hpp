@@ -12,8 +12,10 @@
 // several threads at once.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <concepts>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -25,6 +27,7 @@
 #include <list>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "rune/detail/compiled.hpp"
 #include "rune/detail/diagnose.hpp"
@@ -33,6 +36,11 @@
 #include "rune/tree.hpp"
 
 namespace rune {
+
+namespace detail {
+// How many traces of compiled functions this thread is inside.
+inline thread_local int jit_traces_here = 0;
+}  // namespace detail
 
 struct JitError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -134,8 +142,9 @@ template <class F> class Compiled {
 
     explicit State(JitOptions o) : options(o) {}
     const JitOptions options;
-    std::mutex mutex;              // guards the cache, its order of use and the latest key
-    std::recursive_mutex tracing;  // held while tracing
+    std::mutex mutex;              // guards the cache, its order of use, the latest key and the keys being traced
+    std::vector<detail::CallKey> tracing;  // the keys being traced now (by any thread)
+    std::condition_variable trace_ended;   // (with `mutex`)
     std::unordered_map<detail::CallKey, Slot, detail::CallKeyHash> cache;
     std::list<const detail::CallKey*> by_use;  // the cache's keys, most recently used first
     std::optional<detail::CallKey> latest;
@@ -203,13 +212,42 @@ template <class F> class Compiled {
   template <class R, class... Args>
   std::shared_ptr<const detail::Executable> executable(const detail::CallKey& key, std::vector<nx::Tensor>* captures,
                                                        const Args&... args) const {
-    std::shared_ptr<const detail::Executable> exe = lookup(key);
-    if (exe) return exe;
-    // One trace per key: threads meeting a new key at once wait for the
-    // first (recursive: tracing f may call this function on another key).
-    std::lock_guard tracing(state_->tracing);
-    exe = lookup(key);
-    return exe ? exe : trace<R>(key, captures, args...);
+    std::unique_lock lock(state_->mutex);
+    // One trace per key: a thread meeting a key that another thread traces
+    // waits for that trace, unless it is inside a trace itself (of any
+    // compiled function): it could then be what the other waits for (two
+    // functions that call each other while tracing), so it traces the key
+    // too, and the first program cached is kept. No lock is held while f runs.
+    state_->trace_ended.wait(lock, [&] { return detail::jit_traces_here > 0 || !being_traced(key); });
+    if (auto exe = lookup_locked(key)) return exe;
+    state_->tracing.push_back(key);
+    lock.unlock();
+    Tracing mark(*state_, key);
+    return trace<R>(key, captures, args...);
+  }
+
+  // While one lives, this thread traces `key`.
+  class Tracing {
+   public:
+    Tracing(State& state, const detail::CallKey& key) : state_(state), key_(key) { ++detail::jit_traces_here; }
+    ~Tracing() {
+      --detail::jit_traces_here;
+      {
+        std::lock_guard lock(state_.mutex);
+        state_.tracing.erase(std::find(state_.tracing.begin(), state_.tracing.end(), key_));
+      }
+      state_.trace_ended.notify_all();
+    }
+    Tracing(const Tracing&) = delete;
+    Tracing& operator=(const Tracing&) = delete;
+
+   private:
+    State& state_;
+    const detail::CallKey& key_;
+  };
+
+  bool being_traced(const detail::CallKey& key) const {  // (under `mutex`)
+    return std::find(state_->tracing.begin(), state_->tracing.end(), key) != state_->tracing.end();
   }
 
   void found_program() const {
@@ -222,8 +260,7 @@ template <class F> class Compiled {
     else to.insert(to.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
   }
 
-  std::shared_ptr<const detail::Executable> lookup(const detail::CallKey& key) const {
-    std::lock_guard lock(state_->mutex);
+  std::shared_ptr<const detail::Executable> lookup_locked(const detail::CallKey& key) const {  // (under `mutex`)
     auto found = state_->cache.find(key);
     if (found == state_->cache.end()) return nullptr;
     state_->by_use.splice(state_->by_use.begin(), state_->by_use, found->second.used);
@@ -233,17 +270,20 @@ template <class F> class Compiled {
   }
 
   // Caches a new key's program, dropping the least recently used past the
-  // bound (under `mutex`). A call running a dropped program keeps it alive.
-  void cache(const detail::CallKey& key, std::shared_ptr<const detail::Executable> exe) const {
-    auto [slot, added] = state_->cache.emplace(key, typename State::Slot{std::move(exe), nullptr, {}});
-    if (!added) return;
+  // bound (under `mutex`); gives the key's cached program (the first traced).
+  // A call running a dropped program keeps it alive.
+  std::shared_ptr<const detail::Executable> cache(const detail::CallKey& key,
+                                                  std::shared_ptr<const detail::Executable> exe) const {
+    auto [slot, added] = state_->cache.emplace(key, typename State::Slot{exe, nullptr, {}});
+    if (!added) return slot->second.exe;
     state_->by_use.push_front(&slot->first);
     slot->second.used = state_->by_use.begin();
-    if (state_->cache.size() <= state_->options.cache_size) return;
+    if (state_->cache.size() <= state_->options.cache_size) return exe;
     auto oldest = state_->cache.find(*state_->by_use.back());
     if (oldest->second.latest && state_->latest_call.load() == oldest->second.latest) state_->latest_call.store(nullptr);
     state_->by_use.pop_back();
     state_->cache.erase(oldest);
+    return exe;
   }
 
   // Traces f for a new key. A function that reads values of an enclosing
@@ -267,7 +307,7 @@ template <class F> class Compiled {
     const int in_a_row = state_->traced_in_a_row.fetch_add(1, std::memory_order_relaxed) + 1;
     if (state_->latest) detail::report_retrace(key, *state_->latest, in_a_row, state_->warned);
     state_->latest = key;
-    if (captures->empty()) cache(key, exe);
+    if (captures->empty()) return cache(key, exe);  // (the first trace of the key)
     return exe;
   }
 
