@@ -41,7 +41,9 @@ std::vector<nx::Tensor> bind_construct(const Equation& eq, std::span<const nx::T
   bool traced = nx::ops::trace_depth() > 0;
   for (const nx::Tensor& t : inputs) traced = traced || t.is_traced();
   nx::ops::Trace* trace = traced ? nx::ops::find_trace(inputs, api) : nullptr;
-  if (traced && rules.every_lane) trace = every_lanes_trace(trace);
+  // (a construct holding such a construct too: run once below the map, its
+  // adds would count every lane's into its one execution)
+  if (traced && (rules.every_lane || holds_unreplayed(eq))) trace = every_lanes_trace(trace);
   if (!trace) return evaluating > 0 ? eager_construct(eq, inputs) : run_construct(eq, inputs);
   return static_cast<Trace&>(*trace).process_construct(eq, inputs);
 }

@@ -20,8 +20,8 @@ class Trace : public nx::ops::Trace {
   virtual std::vector<nx::Tensor> process_construct(const Equation& eq, std::span<const nx::Tensor> inputs) = 0;
   // Whether this trace is a map (rune::vmap) whose lanes compute what is
   // bound now: each lane runs it, so the map processes a construct that
-  // every lane runs (ConstructRules::every_lane) even when it owns none of
-  // its inputs. (Not while its batching rule computes for every lane at
+  // every lane runs (ConstructRules::every_lane, or one whose programs hold
+  // such a construct) even when it owns none of its inputs. (Not while its batching rule computes for every lane at
   // once, at the level below it.)
   virtual bool maps_lanes() const { return false; }
 };
