@@ -23,6 +23,7 @@
 
 #include "ops/kernels/kernels.hpp"
 #include "ops/primitive.hpp"
+#include "../primitive_cases.hpp"
 #include <rune/rune.hpp>
 
 namespace {
@@ -612,21 +613,10 @@ Values derivative_specials() {
                                                     INFINITY, -INFINITY, NAN});
 }
 
-std::pair<double, double> smooth_domain(Prim p) {
-  switch (p) {
-    case Prim::log: case Prim::log2: case Prim::sqrt: case Prim::rsqrt: case Prim::pow: return {0.5, 2};
-    case Prim::log1p: return {-0.5, 2};
-    case Prim::asin: case Prim::acos: return {-0.8, 0.8};
-    case Prim::tan: return {-1, 1};
-    case Prim::div: case Prim::mod: case Prim::atan2: return {0.6, 2.5};
-    default: return {-2, 2};
-  }
-}
-
 void gradient_cases(Writer& w, Prim p, Rng& rng) {
   const PrimInfo& I = info(p);
   if ((I.flags & NoDiff) || !(I.accepts & F)) return;
-  const auto [lo, hi] = smooth_domain(p);
+  const auto [lo, hi] = test::domain(p);  // (smooth there)
   const DType f64 = nx::float64;
   if (I.family == Family::unary) {
     w.gradient(p, {tensor(joined(uniform(16, lo, hi, rng), derivative_specials()))}, {}, rng);
