@@ -3,11 +3,12 @@
 // error message.
 #include "rune/rune.h"
 
-#include <cstdint>
 #include <exception>
+#include <mutex>
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "ir/eval.hpp"
@@ -18,11 +19,6 @@
 #include "vm/executor.hpp"
 
 struct rune_program {
-  // live while the handle is: checked by every entry point, cleared by
-  // rune_program_free, so a freed or foreign pointer is refused (where its
-  // memory does not happen to hold a live handle's pattern).
-  static constexpr std::uint64_t live = 0x72756e6550524f47;  // "runePROG"
-  std::uint64_t magic = live;
   // A parameter's or result's description, held for rune_value_info.
   struct Value {
     nx::DType dtype;
@@ -79,7 +75,22 @@ void require(bool ok, const char* api, const char* message) {
   if (!ok) fail(RUNE_ERROR_ARGUMENT, api, message);
 }
 
-bool live(const rune_program* p) { return p != nullptr && p->magic == rune_program::live; }
+// The handles made and not yet freed. A handle is checked by looking it up,
+// never by reading through it: a freed or foreign pointer may point at
+// anything, or at nothing readable.
+struct Handles {
+  std::mutex mutex;
+  std::unordered_set<const rune_program*> live;
+};
+Handles& handles() {
+  static Handles h;
+  return h;
+}
+
+bool live(const rune_program* p) {
+  std::lock_guard lock(handles().mutex);
+  return handles().live.contains(p);
+}
 
 void require_program(const rune_program* p, const char* api) {
   require(p != nullptr, api, "the program is NULL");
@@ -115,6 +126,8 @@ rune_program* make_handle(rune::Program program) {
   h->params = describe(program, program.ir().params, program.param_names());
   h->results = describe(program, program.ir().results, program.result_names());
   h->program = std::move(program);
+  std::lock_guard lock(handles().mutex);
+  handles().live.insert(h);
   return h;
 }
 
@@ -209,8 +222,10 @@ rune_status rune_program_load(const char* path, rune_program** out) {
 }
 
 void rune_program_free(rune_program* p) {
-  if (!live(p)) return;  // (NULL, freed or foreign: nothing of ours to free)
-  p->magic = 0;
+  {
+    std::lock_guard lock(handles().mutex);
+    if (handles().live.erase(p) == 0) return;  // (NULL, freed or foreign: nothing of ours to free)
+  }
   delete p;
 }
 

@@ -188,7 +188,7 @@ static void refuses_what_it_cannot_trust(const char* folder) {
   rune_program* p = NULL;
   rune_value_info info;
   char expected[512];
-  static double foreign[64]; /* zeros: no program's pattern */
+  static double foreign[64]; /* not a handle: never read by the library */
   double position[2] = {1., 0.}, velocity[2] = {0., 1.}, dt = 0.5, out_position[2], out_velocity[2];
   const void* params[3];
   void* results[2];
@@ -226,12 +226,11 @@ static void refuses_what_it_cannot_trust(const char* folder) {
   CHECK(out_velocity[0] == -0.5 && out_velocity[1] == 1.);
   CHECK(out_position[0] == 0.75 && out_position[1] == 0.5);
   rune_program_free(p);
-#if !defined(__SANITIZE_ADDRESS__)
-  /* (reading a freed handle is what AddressSanitizer reports) */
+  /* (the library never reads through a freed handle: it is looked up) */
   CHECK(rune_program_param_count(p) == -1);
   CHECK_ERROR(rune_program_run(p, params, results), RUNE_ERROR_ARGUMENT,
               "rune_program_run: the handle is not a live rune_program");
-#endif
+  rune_program_free(p); /* (freeing it again does nothing) */
 
   {
     static const char* nul_header =
