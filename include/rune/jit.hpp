@@ -153,7 +153,24 @@ template <class F> class Compiled {
     // the one-time warning about a key that changes on every call.
     std::atomic<int> traced_in_a_row{0};
     bool warned = false;  // (under `mutex`)
-    std::atomic<std::shared_ptr<const Latest>> latest_call;
+    // The fast path's latest call, apart from `mutex` so that a call finds it
+    // without waiting on the cache's work. (Not an
+    // std::atomic<std::shared_ptr>: libstdc++ 12's load releases its lock
+    // with a relaxed store, a data race that ThreadSanitizer reports.)
+    struct LatestCall {
+      std::shared_ptr<const Latest> load() const {
+        std::lock_guard lock(mutex);
+        return latest;
+      }
+      void store(std::shared_ptr<const Latest> call) {
+        std::lock_guard lock(mutex);
+        latest = std::move(call);
+      }
+
+     private:
+      mutable std::mutex mutex;
+      std::shared_ptr<const Latest> latest;
+    } latest_call;
   };
 
   static JitOptions checked(JitOptions options) {
@@ -179,7 +196,7 @@ template <class F> class Compiled {
   // The latest call's program when args have its arguments' types and no
   // map runs around the call (the key would hold it).
   template <class... Args> std::shared_ptr<const typename State::Latest> latest_for(const Args&... args) const {
-    std::shared_ptr<const typename State::Latest> latest = state_->latest_call.load(std::memory_order_acquire);
+    std::shared_ptr<const typename State::Latest> latest = state_->latest_call.load();
     if (!latest || !(args.defined() && ...)) return nullptr;
     std::size_t k = 0;
     const bool same = (has_type(args, latest->types[k++]) && ...);
@@ -204,7 +221,7 @@ template <class F> class Compiled {
     if (found == state_->cache.end() || found->second.exe != exe) return;
     auto& latest = found->second.latest;
     if (!latest) latest = std::make_shared<const typename State::Latest>(typename State::Latest{{type_of(args)...}, exe});
-    state_->latest_call.store(latest, std::memory_order_release);
+    state_->latest_call.store(latest);
   }
 
   // The executable of the key, traced if the key is new (captures: the
