@@ -483,6 +483,15 @@ class Parser {
     Mark at = in_.mark();
     return dtype_named(in_.word("a dtype"), at);
   }
+  // take's and scatter_add's indices outside the axis: `mode=drop` (the
+  // printer leaves out the default, clamp).
+  nx::ops::IndexMode read_mode() {
+    Mark at = in_.mark();
+    std::string_view name = in_.word("an index mode");
+    if (name == "clamp") return nx::ops::IndexMode::clamp;
+    if (name == "drop") return nx::ops::IndexMode::drop;
+    fail_at(at, "unknown index mode " + in_quotes(name) + " (expected clamp or drop)");
+  }
   static nx::DType dtype_named(std::string_view name, Mark at) {
     try {
       return nx::dtype_from_name(name);
@@ -617,12 +626,14 @@ class Parser {
     auto list_param = std::find_if(std::begin(list_params), std::end(list_params),
                                    [&](const auto& entry) { return entry.first == key; });
     bool listed = list_param != std::end(list_params);
-    if (!listed && key != "dtype" && key != "value" && key != "axis") fail_at(at, "unknown parameter " + in_quotes(key));
+    if (!listed && key != "dtype" && key != "value" && key != "axis" && key != "mode")
+      fail_at(at, "unknown parameter " + in_quotes(key));
     in_.expect('=');
     if (listed) p.*(list_param->second) = list(false);
     if (key == "dtype") p.dtype = read_dtype();
     if (key == "value") in_.bits(&p.value, sizeof p.value);
     if (key == "axis") p.axis = in_.integer();
+    if (key == "mode") p.mode = read_mode();
   }
 
   // `<word> [N <unit>,] <group> (...), ...`, then each sub-program under

@@ -41,6 +41,7 @@ std::string params_text(const Params& p) {
   if (p.dtype != d.dtype) s += " dtype=" + std::string(nx::name(p.dtype));
   if (std::memcmp(&p.value, &d.value, sizeof(double)) != 0) s += " value=" + hex_bits(&p.value, sizeof(double));
   if (p.axis != d.axis) s += " axis=" + std::to_string(p.axis);
+  if (p.mode == nx::ops::IndexMode::drop) s += " mode=drop";
   return s;
 }
 

@@ -145,18 +145,14 @@ Shape segments_shape(const Tensor& data, const Tensor& ids, std::int64_t num_seg
 }
 }  // namespace
 
-// A scatter_add of the rows into zeros. scatter_add clamps its indices (it
-// is take's transpose), so a row whose id is out of range is zeroed and sent
-// to segment 0 instead: it adds nothing anywhere.
+// A scatter_add of the rows into zeros that drops the rows whose id is
+// outside [0, num_segments): one primitive, the ids read in their own dtype.
 Tensor segment_sum(const Tensor& data, const Tensor& segment_ids, std::int64_t num_segments) {
   const ops::EntryPoint entry("nx::segment_sum");
-  const Shape out = segments_shape(data, segment_ids, num_segments);
-  if (num_segments == 0) return slice(data, {0}, {0});  // (no row has a segment; no axis to scatter into)
-  const Tensor ids = cast(segment_ids, int64);
-  const Tensor kept = logical_and(greater_equal(ids, 0.), less(ids, double(num_segments)));
-  Shape per_row(std::size_t(data.ndim()), 1);
-  per_row[0] = data.shape()[0];
-  return scatter_add(zeros(data.dtype(), out), where(kept, ids, 0.), where(reshape(kept, per_row), data, 0.));
+  ops::Params p;
+  p.mode = ops::IndexMode::drop;
+  const Tensor segments = zeros(data.dtype(), segments_shape(data, segment_ids, num_segments));
+  return ops::bind(Prim::scatter_add, {segments, segment_ids, data}, p);
 }
 
 }  // namespace nx

@@ -117,7 +117,8 @@ Tensor layout_batch(Prim p, std::span<const Tensor> x, std::span<const bool> bat
 // Gathers and scatters with per-lane indices into a per-lane operand x
 // ([lanes, before..., n, after...]) address the lanes' indexed axes laid end
 // to end: x as [lanes * n, before..., after...], and each lane's indices
-// (made non-negative and clamped, as take does) offset to its own stretch.
+// (made non-negative and clamped, as take does; in drop mode, those outside
+// the axis made -1, outside every lane's) offset to its own stretch.
 // Indices (or starts) as int64: uint64 ones beyond 2^62 are capped there
 // first (past every axis, they clamp to its end as take's do; a cast would
 // wrap those beyond int64's range to negative ones, counting from the end).
@@ -130,17 +131,25 @@ struct EndToEnd {
   std::int64_t before, k, after;  // axes of a lane before and after the indexed one; index axes
 };
 
-EndToEnd end_to_end(const Tensor& x, const Tensor& indices, std::int64_t axis, std::int64_t lanes) {
+EndToEnd end_to_end(const Tensor& x, const Tensor& indices, std::int64_t axis, std::int64_t lanes, IndexMode mode) {
   const std::int64_t n = x.shape()[std::size_t(axis + 1)];
   Tensor moved = moveaxis(x, axis + 1, 1);  // [lanes, n, before..., after...]
   Shape flat(moved.shape().begin() + 1, moved.shape().end());
   flat[0] = lanes * n;
   Tensor i = signed_indices(indices);
-  i = clamp(where(less(i, 0.), i + double(n), i), 0., double(n - 1));
+  if (mode == IndexMode::clamp) i = clamp(where(less(i, 0.), i + double(n), i), 0., double(n - 1));
   Shape lane_axis(std::size_t(i.ndim()), 1);
   lane_axis[0] = lanes;
-  i = i + reshape(arange(int64, 0, double(lanes)) * double(n), lane_axis);
+  const Tensor stretch = reshape(arange(int64, 0, double(lanes)) * double(n), lane_axis);
+  i = mode == IndexMode::clamp ? i + stretch
+                               : where(logical_and(greater_equal(i, 0.), less(i, double(n))), i + stretch, -1.);
   return {reshape(moved, flat), i, axis, indices.ndim() - 1, x.ndim() - 2 - axis};
+}
+
+Params indexed_along_0(IndexMode mode) {
+  Params q;
+  q.mode = mode;
+  return q;
 }
 
 // The permutation taking [lanes, first (a axes), second (b axes), rest (c)]
@@ -153,9 +162,10 @@ Axes swapped(std::int64_t a, std::int64_t b, std::int64_t c) {
   return perm;
 }
 
-Tensor take_both_batched(const Tensor& x, const Tensor& indices, std::int64_t axis, std::int64_t lanes) {
-  EndToEnd e = end_to_end(x, indices, axis, lanes);
-  Tensor gathered = take(e.operand, e.indices, 0);  // [lanes, k..., before..., after...]
+Tensor take_both_batched(const Tensor& x, const Tensor& indices, std::int64_t axis, std::int64_t lanes,
+                         IndexMode mode = IndexMode::clamp) {
+  EndToEnd e = end_to_end(x, indices, axis, lanes, mode);
+  Tensor gathered = bind(Prim::take, {e.operand, e.indices}, indexed_along_0(mode));  // [lanes, k..., before..., after...]
   return transpose(gathered, swapped(e.k, e.before, e.after));
 }
 
@@ -163,10 +173,10 @@ Tensor take_both_batched(const Tensor& x, const Tensor& indices, std::int64_t ax
 // result per lane, [lanes, before..., k..., after...]) into the lanes laid
 // end to end, then back to each lane's layout.
 Tensor scatter_both_batched(const Tensor& x, const Tensor& indices, const Tensor& updates, std::int64_t axis,
-                            std::int64_t lanes) {
-  EndToEnd e = end_to_end(x, indices, axis, lanes);
+                            std::int64_t lanes, IndexMode mode) {
+  EndToEnd e = end_to_end(x, indices, axis, lanes, mode);
   Tensor rows = transpose(updates, swapped(e.before, e.k, e.after));  // [lanes, k..., before..., after...]
-  Tensor summed = bind(Prim::scatter_add, {e.operand, e.indices, rows}, {});
+  Tensor summed = bind(Prim::scatter_add, {e.operand, e.indices, rows}, indexed_along_0(mode));
   Shape split = x.shape();
   split.erase(split.begin() + axis + 1);
   split.insert(split.begin() + 1, x.shape()[std::size_t(axis + 1)]);  // [lanes, n, before..., after...]
@@ -214,7 +224,7 @@ Tensor take_batch(Prim p, std::span<const Tensor> x, std::span<const bool> batch
                   std::int64_t lanes) {
   if (batched[0] && batched[1]) {
     if (x[0].shape()[std::size_t(params.axis + 1)] == 0) return lane_by_lane(p, x, batched, params, lanes);
-    return take_both_batched(x[0], x[1], params.axis, lanes);
+    return take_both_batched(x[0], x[1], params.axis, lanes, params.mode);
   }
   Params q = params;
   if (batched[0]) {
@@ -239,7 +249,7 @@ Tensor indexed_batch(Prim p, std::span<const Tensor> x, std::span<const bool> ba
   if (p == Prim::scatter_add && batched[k]) {
     std::vector<Tensor> all = all_lanes(x, batched, lanes);
     if (all[0].shape()[std::size_t(params.axis + 1)] > 0)
-      return scatter_both_batched(all[0], all[1], all[2], params.axis, lanes);
+      return scatter_both_batched(all[0], all[1], all[2], params.axis, lanes, params.mode);
   }
   if (p == Prim::dynamic_slice && batched[k])
     return slice_both_batched(every_lane(x[0], batched[0], lanes), x[k], params.shape, lanes);

@@ -92,15 +92,19 @@ void layout_transpose(Prim p, const Tensor& ct, std::span<const Tensor> x, std::
       }
       break;
     }
-    case Prim::take: {
+    case Prim::take: {  // (an index's mode is its transpose's: drop mode's zeros take nothing back)
       Params q;
-      q.axis = params.axis;
+      q.axis = params.axis, q.mode = params.mode;
       cts[0] = bind(Prim::scatter_add, {zeros_of(in), x[1], ct}, q);
       break;
     }
     case Prim::scatter_add:
       if (zero(x[0])) cts[0] = ct;
-      if (zero(x[2])) cts[2] = take(ct, x[1], params.axis);
+      if (zero(x[2])) {
+        Params q;
+        q.axis = params.axis, q.mode = params.mode;
+        cts[2] = bind(Prim::take, {ct, x[1]}, q);
+      }
       break;
     case Prim::dynamic_slice: cts[0] = dynamic_update_slice(zeros_of(in), ct, x[1]); break;
     case Prim::dynamic_update_slice:

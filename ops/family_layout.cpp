@@ -3,11 +3,12 @@
 // and the dynamic slices copy.
 #include <algorithm>
 #include <cstring>
-#include <limits>
 #include <numeric>
+#include <type_traits>
 
 #include "ops/broadcast.hpp"
 #include "ops/concrete.hpp"
+#include "ops/indexing.hpp"
 #include "ops/kernels/kernels.hpp"
 #include "ops/sizes.hpp"
 #include "ops/type_checks.hpp"
@@ -126,7 +127,7 @@ TensorType take_type(Prim p, std::span<const Tensor> x, const Params& params) {
   const Shape& in = x[0].shape();
   if (params.axis < 0 || params.axis >= std::int64_t(in.size()))
     fail(api_of(p), "axis " + std::to_string(params.axis) + " is out of range for " + describe(x[0]));
-  if (in[params.axis] == 0 && x[1].numel() > 0)
+  if (in[params.axis] == 0 && x[1].numel() > 0 && params.mode == IndexMode::clamp)
     fail(api_of(p), "cannot index the empty axis " + std::to_string(params.axis) + " of " + describe(x[0]));
   Shape out(in.begin(), in.begin() + params.axis);
   out.insert(out.end(), x[1].shape().begin(), x[1].shape().end());
@@ -241,102 +242,110 @@ void concatenate_into(Prim, std::span<const Tensor> x, const Params& params, con
   }
 }
 
-// Reads an integer tensor's elements as int64. A uint64 index beyond int64's
-// range would wrap to a negative one (counting from the end): it is past every
-// axis, so it becomes int64's largest, which clamps to the axis's last row.
-std::vector<std::int64_t> indices_of(const Tensor& t) {
-  if (t.dtype() == uint64) {
-    Tensor c = contiguous(t);
-    const auto* d = data_of<std::uint64_t>(c);
-    std::vector<std::int64_t> out;
-    for (std::int64_t k = 0; k < c.numel(); ++k)
-      out.push_back(std::int64_t(std::min<std::uint64_t>(d[k], std::numeric_limits<std::int64_t>::max())));
-    return out;
-  }
-  Tensor c = contiguous(convert_elements(t, int64));
-  const auto* d = data_of<std::int64_t>(c);
-  return std::vector<std::int64_t>(d, d + c.numel());
-}
-
-// Indices count from the end when negative and are clamped into the axis.
-std::int64_t clamp_index(std::int64_t i, std::int64_t n) {
-  if (i < 0) i += n;
-  return std::clamp<std::int64_t>(i, 0, n - 1);
-}
+// ---- gathers and scatters: indices read in place, in their own dtype
+// (ops/indexing.hpp)
 
 // How take and scatter_add address their slabs: the operand as [before,
 // length, after] (C order) indexed along length, the gathered side as
 // [before, k, after] with k running over the flattened indices.
-struct Gather {
+struct Slabs {
   std::size_t before = 1, length, after = 1;  // after: elements per slab
-  std::vector<std::size_t> rows;             // the row each index names (clamped)
 
-  Gather(const Shape& operand, const Tensor& indices, std::int64_t axis)
-      : length(std::size_t(operand[std::size_t(axis)])) {
+  Slabs(const Shape& operand, std::int64_t axis) : length(std::size_t(operand[std::size_t(axis)])) {
     for (std::int64_t d = 0; d < axis; ++d) before *= std::size_t(operand[std::size_t(d)]);
     for (std::size_t d = std::size_t(axis) + 1; d < operand.size(); ++d) after *= std::size_t(operand[d]);
-    for (std::int64_t i : indices_of(indices)) rows.push_back(std::size_t(clamp_index(i, std::int64_t(length))));
   }
 };
 
-// Copies `count` blocks of `bytes` bytes, block k from from[k] to to + k *
-// bytes (the common element sizes as typed moves: a call to memcpy per
-// element would cost more than the copy).
-template <std::size_t Bytes> void copy_blocks(char* to, const char* const* from, std::size_t count) {
-  struct Block {
-    char b[Bytes];
-  };
-  auto* out = reinterpret_cast<Block*>(to);
-  for (std::size_t k = 0; k < count; ++k) std::memcpy(&out[k], from[k], Bytes);
-}
-
 void take_into(Prim, std::span<const Tensor> x, const Params& params, const Tensor& out) {
-  const Tensor operand = contiguous(x[0]);
-  const Gather g(operand.shape(), x[1], params.axis);
-  const std::size_t block = g.after * nx::size_of(out.dtype());  // each gathered block is a run of bytes
+  const Tensor operand = contiguous(x[0]), indices = contiguous(x[1]);
+  const Slabs s(operand.shape(), params.axis);
+  const std::size_t bytes = s.after * nx::size_of(out.dtype()), count = std::size_t(indices.numel());
+  if (s.length == 0) {  // (drop mode: no index names a row; the type rule refuses clamp's)
+    std::memset(data_of<char>(out), 0, s.before * count * bytes);
+    return;
+  }
+  const GatherRows gather = gather_rows(indices.dtype(), params.mode, bytes);
   const char* source = data_of<char>(operand);
   char* target = data_of<char>(out);
-  std::vector<const char*> from(g.rows.size());
-  for (std::size_t b = 0; b < g.before; ++b) {
-    const char* slab = source + b * g.length * block;
-    for (std::size_t k = 0; k < from.size(); ++k) from[k] = slab + g.rows[k] * block;
-    char* to = target + b * from.size() * block;
-    switch (block) {
-      case 1: copy_blocks<1>(to, from.data(), from.size()); break;
-      case 2: copy_blocks<2>(to, from.data(), from.size()); break;
-      case 4: copy_blocks<4>(to, from.data(), from.size()); break;
-      case 8: copy_blocks<8>(to, from.data(), from.size()); break;
-      case 16: copy_blocks<16>(to, from.data(), from.size()); break;
-      default:
-        for (std::size_t k = 0; k < from.size(); ++k) std::memcpy(to + k * block, from[k], block);
-    }
+  for (std::size_t b = 0; b < s.before; ++b)
+    gather(target + b * count * bytes, source + b * s.length * bytes, data_of<char>(indices), 0, count, s.length,
+           bytes);
+}
+
+// Adds row `from` of `n` elements into row `to`, as add's row loop does:
+// float32 and float64 inline (IEEE addition: the same bits), the others
+// through the loop itself (which rounds 16-bit floats, adds complex parts).
+template <class T> void add_row(char* to, const char* from, std::size_t n, kernels::BinaryRow) {
+  auto* row = reinterpret_cast<T*>(to);
+  const auto* update = reinterpret_cast<const T*>(from);
+  for (std::size_t j = 0; j < n; ++j) row[j] += update[j];
+}
+void add_row_by_loop(char* to, const char* from, std::size_t n, kernels::BinaryRow add) {
+  add(std::int64_t(n), to, 1, from, 1, to);
+}
+
+// Adds each of `count` update rows into the row its index names, in the
+// order of the indices.
+template <IndexMode Mode, class I, class AddRow>
+void scatter_rows(char* slab, const char* updates, const I* indices, std::size_t count, std::size_t length,
+                  std::size_t after, std::size_t bytes, kernels::BinaryRow add, AddRow add_row) {
+  for (std::size_t k = 0; k < count; ++k) {
+    const std::size_t row = row_of<Mode>(indices[k], length);
+    if (Mode == IndexMode::drop && row == no_row) continue;
+    add_row(slab + row * bytes, updates + k * bytes, after, add);
   }
 }
 
-// Adds each slab of the updates into the row its index names, in place, with
-// add's row loop (elementwise, so its output may be its first operand), in
-// the order of the indices.
+// Adds each slab of the updates into the row its index names, in place, in
+// the order of the indices (elementwise, so `out` may be the operand).
 void scatter_add_into(Prim, std::span<const Tensor> x, const Params& params, const Tensor& out) {
-  copy_elements(*x[0].impl(), *out.impl());
-  const Gather g(out.shape(), x[1], params.axis);
-  if (g.after == 0) return;
-  const Tensor updates = contiguous(x[2]);
-  const kernels::BinaryRow add = kernels::table().binary[int(Prim::add)][int(out.dtype())];
-  const std::size_t block = g.after * nx::size_of(out.dtype());
+  if (x[0].impl() != out.impl()) copy_elements(*x[0].impl(), *out.impl());
+  const Slabs s(out.shape(), params.axis);
+  if (s.after == 0 || s.length == 0) return;  // (an empty axis: drop mode, no index names a row)
+  const Tensor indices = contiguous(x[1]), updates = contiguous(x[2]);
+  const DType dtype = out.dtype();
+  const kernels::BinaryRow add = kernels::table().binary[int(Prim::add)][int(dtype)];
+  const std::size_t bytes = s.after * nx::size_of(dtype), count = std::size_t(indices.numel());
   char* target = data_of<char>(out);
   const char* from = data_of<char>(updates);
-  for (std::size_t b = 0; b < g.before; ++b)
-    for (std::size_t k = 0; k < g.rows.size(); ++k) {
-      char* row = target + (b * g.length + g.rows[k]) * block;
-      add(std::int64_t(g.after), row, 1, from + (b * g.rows.size() + k) * block, 1, row);
-    }
+  with_index_type(indices.dtype(), [&](auto type) {
+    const auto* at = data_of<decltype(type)>(indices);
+    auto scatter = [&](auto add_row) {
+      for (std::size_t b = 0; b < s.before; ++b) {
+        char* slab = target + b * s.length * bytes;
+        const char* rows = from + b * count * bytes;
+        if (params.mode == IndexMode::drop)
+          scatter_rows<IndexMode::drop>(slab, rows, at, count, s.length, s.after, bytes, add, add_row);
+        else
+          scatter_rows<IndexMode::clamp>(slab, rows, at, count, s.length, s.after, bytes, add, add_row);
+      }
+    };
+    if (dtype == float64)
+      scatter(&add_row<double>);
+    else if (dtype == float32)
+      scatter(&add_row<float>);
+    else
+      scatter(&add_row_by_loop);
+  });
 }
 
-// Starts clamped so that a window of `sizes` fits, as JAX's dynamic slices.
+// Starts clamped so that a window of `sizes` fits, as JAX's dynamic slices
+// (read in place: a negative start is 0, one past the end the last fit).
 Shape clamped_starts(const Tensor& starts, const Shape& shape, const Shape& sizes) {
-  std::vector<std::int64_t> s = indices_of(starts);
-  Shape out;
-  for (std::size_t d = 0; d < s.size(); ++d) out.push_back(std::clamp<std::int64_t>(s[d], 0, shape[d] - sizes[d]));
+  const Tensor c = contiguous(starts);
+  Shape out(shape.size());
+  with_index_type(c.dtype(), [&](auto type) {
+    using I = decltype(type);
+    const I* s = data_of<I>(c);
+    for (std::size_t d = 0; d < out.size(); ++d) {
+      const std::int64_t last = shape[d] - sizes[d];
+      if constexpr (std::is_signed_v<I>)
+        out[d] = std::clamp<std::int64_t>(s[d], 0, last);
+      else
+        out[d] = std::uint64_t(s[d]) < std::uint64_t(last) ? std::int64_t(s[d]) : last;
+    }
+  });
   return out;
 }
 

@@ -33,7 +33,7 @@ const Rules* make_table() {
 
 bool Params::operator==(const Params& o) const {
   auto fields = [](const Params& p) {
-    return std::tie(p.axes, p.shape, p.starts, p.stops, p.steps, p.lo, p.hi, p.interior, p.dtype, p.axis);
+    return std::tie(p.axes, p.shape, p.starts, p.stops, p.steps, p.lo, p.hi, p.interior, p.dtype, p.axis, p.mode);
   };
   return fields(*this) == fields(o) && std::bit_cast<std::uint64_t>(value) == std::bit_cast<std::uint64_t>(o.value);
 }

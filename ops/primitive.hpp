@@ -57,6 +57,12 @@ constexpr std::uint8_t dtype_class(DType d) {
 // Static parameters of an equation. Each primitive reads the fields its
 // family documents; the others stay at their defaults, so equality and
 // hashing (for CSE and compile keys) are over the whole struct.
+// Where take and scatter_add send an index outside the indexed axis.
+enum class IndexMode : std::uint8_t {
+  clamp,  // counted from the end when negative, then clamped into the axis (nx::take, nx::scatter_add)
+  drop,   // no row: take gives zeros there, scatter_add adds nothing (nx::segment_sum; JAX's "fill"/"drop")
+};
+
 struct Params {
   Axes axes;                 // reduce: axes; transpose: perm; flip: axes
   Shape shape;               // reshape/broadcast: target; dynamic_slice: sizes
@@ -66,6 +72,7 @@ struct Params {
   DType dtype = DType::float32;  // convert: the target
   double value = 0;          // pad: the fill value
   std::int64_t axis = 0;     // concatenate, take, argmax, argmin
+  IndexMode mode = IndexMode::clamp;  // take, scatter_add: indices outside the axis
   // Equal parameters give equal results: `value` compares bit for bit (a
   // NaN fill equals itself; fills of +0 and -0 differ). A new field joins
   // the comparison in primitive.cpp.

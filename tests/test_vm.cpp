@@ -374,6 +374,71 @@ TEST_CASE("slices and reshapes that are runs of their operand's elements are rea
   same_on_both(*compiled(broadcast, a, b), {a, b});
 }
 
+TEST_CASE("takes along axis 0 feeding a map kernel are gathered in its blocks, with eager's bits") {
+  // Springs between the rows of a [n, 2] position array: both ends gathered, the rest elementwise: one pass.
+  auto stretch = [](const Tensor& pos, const Tensor& a, const Tensor& b) {
+    const Tensor d = nx::take(pos, b, 0) - nx::take(pos, a, 0);
+    return d * d * 0.5 + 1.;
+  };
+  const Tensor pos = nx::reshape(nx::linspace(nx::float64, -3., 4., 2 * 300), {300, 2});
+  std::vector<double> ends(1097 * 2);
+  for (std::size_t k = 0; k < ends.size(); ++k) ends[k] = double((k * 7919) % 300);
+  const Tensor a = nx::cast(nx::create(nx::float64, {1097}, std::span<const double>(ends.data(), 1097)), nx::int32);
+  const Tensor b = nx::cast(nx::create(nx::float64, {1097}, std::span<const double>(ends.data() + 1097, 1097)), nx::int32);
+  const std::string text = listing(stretch, pos, a, b);
+  INFO(text);
+  CHECK(count(text, "  call ") == 0);
+  CHECK(count(text, "  map ") == 1);
+  CHECK(count(text, "t0[t1]") == 1);
+  CHECK(count(text, "t0[t2]") == 1);
+  CHECK(count(text, "rows of 2") == 1);
+  same_on_both(*compiled(stretch, pos, a, b), {pos, a, b});
+  CHECK(same_bits(rune::jit(stretch)(pos, a, b), stretch(pos, a, b)));
+
+  // Indices of every integer dtype, negative and past the end (clamped), rows of 3 (blocks of 170 rows) and of
+  // one element, a sum over each gathered row folded in, a large gather split over threads.
+  for (nx::DType dtype : {nx::int8, nx::int16, nx::int64, nx::uint8, nx::uint32, nx::uint64}) {
+    const Tensor at = nx::cast(nx::create(nx::float64, {6}, {0, 4, 2, 9, 1, 3}), dtype);
+    const Tensor rows3 = nx::reshape(nx::linspace(nx::float32, 0., 1., 15), {5, 3});
+    auto row_sums = [](const Tensor& x, const Tensor& i) { return nx::sum(nx::exp(nx::take(x, i, 0)), {1}); };
+    same_on_both(*compiled(row_sums, rows3, at), {rows3, at});
+  }
+  const Tensor wrapped = nx::create(nx::int64, {5}, {-1, -7, 0, 300, 2});
+  auto scaled = [](const Tensor& x, const Tensor& i) { return nx::take(x, i, 0) * 3. - 1.; };
+  const Tensor column = nx::linspace(nx::float64, 0., 1., 4);
+  same_on_both(*compiled(scaled, column, wrapped), {column, wrapped});
+  const Tensor wide = nx::reshape(nx::linspace(nx::float64, 0., 1., 300 * 256), {300, 256});
+  const Tensor many = nx::cast(nx::floor(nx::linspace(nx::float64, 0., 299., 600)), nx::int32);
+  CHECK(count(listing(scaled, wide, many), "t0[t1]") == 1);  // (153,600 elements: over threads)
+  same_on_both(*compiled(scaled, wide, many), {wide, many});
+  const Tensor wider = nx::reshape(nx::linspace(nx::float64, 0., 1., 30 * 1000), {30, 1000});  // (rows past a block)
+  const Tensor few = nx::cast(nx::create(nx::float64, {3}, {29, 0, 15}), nx::int32);
+  CHECK(count(listing(scaled, wider, few), "  call ") == 1);
+  same_on_both(*compiled(scaled, wider, few), {wider, few});
+
+  // A take read by anything else, or as a program result, is emitted as a call where it is read.
+  auto returned = [](const Tensor& x, const Tensor& i) {
+    const Tensor t = nx::take(x, i, 0);
+    return std::pair{t, nx::sum(t * 2.)};
+  };
+  same_on_both(*compiled(returned, pos, a), {pos, a});
+  auto of_a_row = [](const Tensor& x, const Tensor& i) {
+    return nx::take(x, i, 0) * 2. + nx::reshape(nx::reshape(nx::take(x, i, 0), {2194}), {1097, 2});
+  };
+  same_on_both(*compiled(of_a_row, pos, a), {pos, a});
+  // Drop mode (segment_sum's derivative): rows outside the axis are zeros.
+  auto pulled = [](const Tensor& x, const Tensor& i) {
+    const Tensor c = nx::reshape(nx::linspace(nx::float64, 1., 3., 6), {3, 2});
+    const Tensor g = rune::grad([&](const Tensor& f) { return nx::sum(nx::segment_sum(f, i, 3) * c); }, x);
+    return g * x + 1.;
+  };
+  const Tensor owners = nx::create(nx::int32, {4}, {0, 2, 5, -1});
+  const Tensor weights = nx::reshape(nx::linspace(nx::float64, 1., 2., 8), {4, 2});
+  CHECK(count(listing(pulled, weights, owners), " drop]") == 1);
+  same_on_both(*compiled(pulled, weights, owners), {weights, owners});
+  CHECK(same_bits(rune::jit(pulled)(weights, owners), pulled(weights, owners)));
+}
+
 TEST_CASE("a map kernel writes its result in place of an operand that dies there, when nothing else holds it") {
   auto f = [](const Tensor& a) { return nx::exp(nx::matmul(a, a)) * 2. + 1.; };
   const Tensor a = nx::reshape(nx::linspace(nx::float64, -1., 1., 16), {4, 4});

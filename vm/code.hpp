@@ -12,6 +12,7 @@
 #include <boost/container/small_vector.hpp>
 
 #include "ir/program.hpp"
+#include "ops/indexing.hpp"
 #include "ops/kernels/kernels.hpp"
 
 namespace rune::vm {
@@ -90,6 +91,8 @@ struct MapKernel {
     columns,   // t[reg], of the kernel's leading axes: one element per row, repeated along it
     broadcast,  // t[reg], broadcast along any other axes ([3, 1, 5] in [3, 4, 5]): gathered per block
     view,      // t[reg]'s elements in C order from `offset` (a slice or reshape that is a run of them)
+    indexed,   // rows of t[reg] (along axis 0) at the indices of slot `indices`: a take, gathered per block
+    indices,   // t[reg], an indexed slot's indices, read in place by its gathers (no step reads it)
     scalar,    // s[reg], broadcast
     computed,  // a step's result: kept in a block buffer, or written to t[reg]
   };
@@ -98,6 +101,7 @@ struct MapKernel {
     std::int32_t reg = -1;  // computed: the output register, -1 for a temporary
     nx::DType dtype = nx::DType::float32;
     std::int64_t offset = 0;  // view: the first element
+    std::int32_t indices = -1;  // indexed: the slot of its indices
     // computed, written: the tensor registers of operands of its dtype
     // whose values die here and that no later step reads, -1 past the last;
     // the first whose buffer nothing else holds at run time is written in
@@ -120,6 +124,15 @@ struct MapKernel {
   struct Gathered {
     std::int32_t slot;
     boost::container::small_vector<std::int64_t, 6> strides;
+  };
+  // An indexed slot, gathered per block: rows of `row` elements, `length`
+  // of them in its operand, by `gather` (ops/indexing.hpp: its indices'
+  // dtype and mode).
+  struct Indexed {
+    std::int32_t slot;
+    std::int64_t row = 1, length = 0;
+    nx::ops::IndexMode mode = nx::ops::IndexMode::clamp;
+    nx::ops::GatherRows gather = nullptr;
   };
   // Where a slot's elements of a block are, planned with the kernel's
   // memory (vm/kernel_memory.cpp) but for the base address, which each run
@@ -169,8 +182,9 @@ struct MapKernel {
   std::vector<Step> steps;
   std::vector<Reduction> reductions;  // at most max_reductions
   std::vector<std::size_t> buffers;   // the element size of each temporaries' block buffer
-  // The broadcast slots (compile.cpp).
+  // The broadcast slots and the indexed ones (compile.cpp).
   std::vector<Gathered> gathered;
+  std::vector<Indexed> indexed;
   // Each slot's place; the slots spread over each block first (columns);
   // the bytes of a thread's block buffers, and of the rows operands
   // repeated over a block (read by every thread: in the calling thread's

@@ -12,6 +12,9 @@
 //   only the values read outside it;
 // - a slice or reshape that is a run of its operand's elements waits: a
 //   kernel reads the operand in place, anything else has it emitted then;
+// - a take along axis 0 waits too: a kernel of its shape gathers the rows
+//   it names block by block (`take(x, b) - take(x, a)` is one pass over the
+//   indices), anything else has it emitted where it reads it;
 // - a reduction of one of a kernel's values over its trailing axes (all of
 //   them, or the last ones: a row's sum) joins the kernel (sum(x * x) is
 //   one pass); its result is ready when the kernel has run, so an equation
@@ -142,6 +145,10 @@ class Compiler {
       materialize(eq.inputs[0]);
       return emit_load(eq.outputs[0], home(eq.inputs[0]).index);
     }
+    if (gathered_take(eq)) {
+      pending_takes_[eq.outputs[0]] = i;
+      return;
+    }
     if (const std::optional<std::int64_t> offset = contiguous_view(eq)) {
       pending_views_[eq.outputs[0]] = {i, eq.inputs[0], *offset};
       return;
@@ -181,13 +188,48 @@ class Compiler {
     return {v, offset};
   }
 
-  // Emits a pending view's equation, before the instruction reading it.
+  // Emits a pending view's or take's equation, before the instruction
+  // reading it.
   void materialize(int v) {
+    if (const auto take = pending_takes_.find(v); take != pending_takes_.end()) {
+      const std::size_t i = take->second;
+      pending_takes_.erase(take);
+      return emit_equation(p_.equations[i]);
+    }
     const auto view = pending_views_.find(v);
     if (view == pending_views_.end()) return;
     const std::size_t i = view->second.equation;
     pending_views_.erase(view);
     emit_equation(p_.equations[i]);
+  }
+
+  // ---- gathers
+  // A take along axis 0 of a tensor by a tensor of indices: nothing is
+  // emitted for it until something reads it; a map kernel of its shape
+  // gathers the rows it names per block (Source::indexed), anything else
+  // has it emitted where it is read.
+  bool gathered_take(const ir::Equation& eq) const {
+    return eq.kind == ir::OpKind::primitive && eq.prim == Prim::take && eq.params.axis == 0 &&
+           !home(eq.outputs[0]).scalar && !home(eq.inputs[0]).scalar && !home(eq.inputs[1]).scalar;
+  }
+
+  // The elements of each row a pending take gathers (its operand's row).
+  std::int64_t gathered_row(int v) const {
+    const nx::Shape& operand = type(p_.equations[pending_takes_.at(v)].inputs[0]).shape;
+    return nx::numel(nx::Shape(operand.begin() + 1, operand.end()));
+  }
+
+  // Whether a kernel of `shape` in rows of `row` (0: none) whose
+  // reductions reduce rows of `reduced` (0: none) gathers the pending take
+  // v in its blocks: of the kernel's shape, the take's rows whole in every
+  // block (blocks of whole kernel rows of a multiple of them, or of 512
+  // elements and reduced rows a multiple of them: map_kernel.cpp's blocks
+  // start at multiples of those, and its chunks of 2^15 elements).
+  bool gathers(int v, const nx::Shape& shape, std::int64_t row, std::int64_t reduced) const {
+    const std::int64_t rows_of = gathered_row(v);
+    if (type(v).shape != shape || rows_of == 0 || (reduced != 0 && reduced % rows_of != 0)) return false;
+    if (row != 0) return row <= MapKernel::block && row % rows_of == 0;
+    return MapKernel::block % rows_of == 0;
   }
 
   // ---- scalar instructions
@@ -329,7 +371,9 @@ class Compiler {
     for (int v : eq.inputs) {
       if (row != 0) break;
       if (group_.values.count(v) || home(v).scalar) continue;
-      const std::int64_t n = repeat_of_operand(type(v).shape, type(eq.outputs[0]).shape);
+      const bool take = pending_takes_.count(v) > 0;
+      if (take && (gathered_row(v) <= 1 || gathered_row(v) > MapKernel::block)) continue;
+      const std::int64_t n = take ? gathered_row(v) : repeat_of_operand(type(v).shape, type(eq.outputs[0]).shape);
       if (n != 0 && (group_.reductions.empty() || group_.reduction_row % n == 0)) row = n;
     }
     return row;
@@ -412,8 +456,23 @@ class Compiler {
       MapKernel::Slot s;
       s.dtype = type(v).dtype;
       if (pending_views_.count(v) && type(v).shape != m.shape) materialize(v);  // (a view read broadcast)
-      if (pending_views_.count(v)) {
-        const auto [of, offset] = run_of(v);  // (a value emitted already)
+      if (pending_takes_.count(v) && !gathers(v, m.shape, group_row, group_reduced)) materialize(v);
+      if (pending_takes_.count(v)) {
+        const ir::Equation& take = p_.equations[pending_takes_.at(v)];
+        const int operand = take.inputs[0], indices = take.inputs[1];
+        materialize(operand);
+        materialize(indices);
+        const std::int64_t row = gathered_row(v);
+        m.slots.push_back({.source = MapKernel::Source::indices, .reg = home(indices).index, .dtype = type(indices).dtype});
+        s.indices = std::int32_t(m.slots.size() - 1);
+        s.reg = home(operand).index;
+        s.source = MapKernel::Source::indexed;
+        m.indexed.push_back({std::int32_t(m.slots.size()), row, type(operand).shape[0], take.params.mode,
+                             nx::ops::gather_rows(type(indices).dtype, take.params.mode,
+                                                  std::size_t(row) * nx::size_of(s.dtype))});
+      } else if (pending_views_.count(v)) {
+        const auto [of, offset] = run_of(v);
+        materialize(of);  // (a view of a take gathered elsewhere)
         s.reg = home(of).index;
         s.source = MapKernel::Source::view;
         s.offset = offset;
@@ -572,6 +631,7 @@ class Compiler {
     std::int64_t offset;   // where its run starts in the operand's elements
   };
   std::unordered_map<int, View> pending_views_;  // views not emitted yet, by value
+  std::unordered_map<int, std::size_t> pending_takes_;  // takes not emitted yet: their equations, by value
   Group group_;
 };
 

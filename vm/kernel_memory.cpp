@@ -85,7 +85,8 @@ void plan_places(MapKernel& m) {
           m.spread.push_back(k);
         }
         break;
-      case Source::broadcast: in_block_buffers(Kind::gathered); break;
+      case Source::broadcast:
+      case Source::indexed: in_block_buffers(Kind::gathered); break;
       case Source::rows:
         if (rows_in_a_block) {
           place.kind = Kind::repeated;
@@ -101,12 +102,12 @@ void plan_places(MapKernel& m) {
           place.offset = buffer_at[std::size_t(slot.buffer)];
         }
         break;
-      default: break;  // (tensor, view: in memory)
+      default: break;  // (tensor, view, indices: in memory)
     }
     m.places.push_back(place);
   }
   m.single_block = m.size <= MapKernel::block && m.reductions.empty() && m.row == 0 && m.spread.empty() &&
-                   m.gathered.empty() && m.rows_bytes == 0 && m.slots.size() <= MapKernel::one_block_slots;
+                   m.gathered.empty() && m.indexed.empty() && m.rows_bytes == 0 && m.slots.size() <= MapKernel::one_block_slots;
 }
 
 // A kernel writing more than streaming_threshold() bytes writes the results

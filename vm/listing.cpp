@@ -57,7 +57,13 @@ std::string slot_name(const MapKernel& m, std::int32_t k) {
     case MapKernel::Source::element:
     case MapKernel::Source::rows:
     case MapKernel::Source::columns:
-    case MapKernel::Source::broadcast: return treg(s.reg);
+    case MapKernel::Source::broadcast:
+    case MapKernel::Source::indices: return treg(s.reg);
+    case MapKernel::Source::indexed: {  // t3[t5], or t3[t5 drop]: t3's rows at the indices in t5
+      const auto g = std::find_if(m.indexed.begin(), m.indexed.end(), [&](const auto& g) { return g.slot == k; });
+      const bool drop = g != m.indexed.end() && g->mode == nx::ops::IndexMode::drop;
+      return treg(s.reg) + "[" + slot_name(m, s.indices) + (drop ? " drop]" : "]");
+    }
     case MapKernel::Source::view: return treg(s.reg) + "@" + std::to_string(s.offset);
     case MapKernel::Source::computed: return s.reg >= 0 ? treg(s.reg) : std::string("m").append(std::to_string(k));
   }
@@ -188,8 +194,9 @@ std::string listing(const Code& code) {
   }
   for (std::size_t k = 0; k < code.maps.size(); ++k) {
     const MapKernel& m = code.maps[k];
-    const bool rows = std::any_of(m.slots.begin(), m.slots.end(), [](const MapKernel::Slot& s) {
-      return s.source == MapKernel::Source::rows || s.source == MapKernel::Source::columns;
+    const bool rows = std::any_of(m.slots.begin(), m.slots.end(), [&m](const MapKernel::Slot& s) {
+      return s.source == MapKernel::Source::rows || s.source == MapKernel::Source::columns ||
+             (s.source == MapKernel::Source::indexed && m.row > 0);
     });
     out += "map " + std::to_string(k) + ": " + nx::to_string(m.shape) + ", " + std::to_string(m.steps.size()) +
            " steps" + (rows ? ", rows of " + std::to_string(m.row) : "") + "\n" + map_text(m);

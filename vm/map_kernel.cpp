@@ -200,6 +200,12 @@ class Blocks {
       gather(bases_[std::size_t(g.slot)], p.size, m_.shape, {g.strides.data(), g.strides.size()}, begin, n,
              reinterpret_cast<char*>(temps_ + p.offset));
     }
+    for (const MapKernel::Indexed& g : m_.indexed) {  // (blocks of whole rows of g.row: compile.cpp)
+      const Place& p = m_.places[std::size_t(g.slot)];
+      g.gather(reinterpret_cast<char*>(temps_ + p.offset), bases_[std::size_t(g.slot)],
+               bases_[std::size_t(m_.slots[std::size_t(g.slot)].indices)], std::size_t(begin / g.row),
+               std::size_t(n / g.row), std::size_t(g.length), std::size_t(g.row) * p.size);
+    }
     const std::size_t slots = m_.slots.size();
     Bases at(slots, boost::container::default_init);
     for (std::size_t k = 0; k < slots; ++k) at[k] = ptr(std::int32_t(k), begin);
@@ -383,7 +389,9 @@ using Held = boost::container::small_vector<nx::Tensor, 4>;
   switch (slot.source) {
     case Source::tensor:
     case Source::columns:
-    case Source::broadcast: return in_order(f.tensors[std::size_t(slot.reg)]);
+    case Source::broadcast:
+    case Source::indexed:
+    case Source::indices: return in_order(f.tensors[std::size_t(slot.reg)]);
     case Source::view: return in_order(f.tensors[std::size_t(slot.reg)]) + slot.offset * std::int64_t(place.size);
     case Source::element: return nx::ops::base_address(*f.tensors[std::size_t(slot.reg)].impl());
     case Source::scalar: return reinterpret_cast<char*>(f.scalars[std::size_t(slot.reg)].bytes);

@@ -1,0 +1,51 @@
+#include "ops/indexing.hpp"
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace nx::ops {
+namespace {
+
+template <std::size_t Bytes, IndexMode Mode, class I>
+void gather(char* to, const char* operand, const void* indices, std::size_t first, std::size_t count,
+            std::size_t length, std::size_t row_bytes) {
+  const std::size_t n = Bytes ? Bytes : row_bytes;
+  const I* at = static_cast<const I*>(indices) + first;
+  for (std::size_t k = 0; k < count; ++k, to += n) {
+    const std::size_t row = row_of<Mode>(at[k], length);
+    if (Mode == IndexMode::drop && row == no_row)
+      std::memset(to, 0, n);
+    else
+      std::memcpy(to, operand + row * n, n);
+  }
+}
+
+template <IndexMode Mode, class I> GatherRows by_row_bytes(std::size_t row_bytes) {
+  switch (row_bytes) {
+    case 1: return &gather<1, Mode, I>;
+    case 2: return &gather<2, Mode, I>;
+    case 4: return &gather<4, Mode, I>;
+    case 8: return &gather<8, Mode, I>;
+    case 16: return &gather<16, Mode, I>;
+    default: return &gather<0, Mode, I>;
+  }
+}
+
+}  // namespace
+
+void throw_not_an_index(DType dtype) {
+  throw std::logic_error("nx: an index of dtype " + std::string(name(dtype)) + ", which the type rules refuse");
+}
+
+GatherRows gather_rows(DType index, IndexMode mode, std::size_t row_bytes) {
+  GatherRows loop = nullptr;
+  with_index_type(index, [&](auto type) {
+    using I = decltype(type);
+    loop = mode == IndexMode::drop ? by_row_bytes<IndexMode::drop, I>(row_bytes)
+                                   : by_row_bytes<IndexMode::clamp, I>(row_bytes);
+  });
+  return loop;
+}
+
+}  // namespace nx::ops

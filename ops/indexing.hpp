@@ -1,0 +1,58 @@
+// Indices read in place: the row an index names (take, scatter_add and the
+// dynamic slices read their indices in their own dtype, never copied), and
+// the gathers of rows by index that `take` and the VM's map kernels run.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "ops/primitive.hpp"
+
+namespace nx::ops {
+
+inline constexpr std::size_t no_row = std::numeric_limits<std::size_t>::max();
+
+// The row of an axis of `length` (> 0) rows that index i names. Clamp: a
+// negative index counts from the end, then every index is clamped into the
+// axis (an unsigned one past int64's range is past every axis: the last
+// row). Drop: an index outside [0, length) names no row (no_row).
+template <IndexMode Mode, class I> std::size_t row_of(I i, std::size_t length) {
+  if constexpr (std::is_signed_v<I>) {
+    if (i >= 0) return std::size_t(i) < length ? std::size_t(i) : Mode == IndexMode::drop ? no_row : length - 1;
+    if (Mode == IndexMode::drop) return no_row;
+    const std::int64_t from_end = std::int64_t(i) + std::int64_t(length);
+    return from_end < 0 ? 0 : std::size_t(from_end);
+  } else {
+    return std::uint64_t(i) < length ? std::size_t(i) : Mode == IndexMode::drop ? no_row : length - 1;
+  }
+}
+
+[[noreturn]] void throw_not_an_index(DType dtype);
+
+// Calls f with a value of the C++ type of an integer dtype (the dtypes an
+// index may have).
+template <class F> void with_index_type(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::int8: return f(std::int8_t{});
+    case DType::int16: return f(std::int16_t{});
+    case DType::int32: return f(std::int32_t{});
+    case DType::int64: return f(std::int64_t{});
+    case DType::uint8: return f(std::uint8_t{});
+    case DType::uint32: return f(std::uint32_t{});
+    case DType::uint64: return f(std::uint64_t{});
+    default: throw_not_an_index(dtype);
+  }
+}
+
+// Rows [first, first + count) of a gather: row k is the row of `operand`
+// (`length` rows of `row_bytes` bytes) that index k of `indices` names,
+// written at to + (k - first) * row_bytes; zeros where it names none.
+using GatherRows = void (*)(char* to, const char* operand, const void* indices, std::size_t first,
+                            std::size_t count, std::size_t length, std::size_t row_bytes);
+// The loop for indices of `index` dtype (typed moves for rows of 1, 2, 4, 8
+// and 16 bytes: a call to memcpy per row would cost more than the copy).
+GatherRows gather_rows(DType index, IndexMode mode, std::size_t row_bytes);
+
+}  // namespace nx::ops
