@@ -174,6 +174,35 @@ TEST_CASE("scatter_add and segment_sum mapped equal the loop over the lanes") {
   CHECK(rune::check_grads(loss, data).ok);
 }
 
+TEST_CASE("segment_sum is one scatter_add in drop mode, whose text says so and parses back") {
+  auto segments = [](const Tensor& d, const Tensor& s) { return nx::segment_sum(d, s, 3); };
+  const rune::Program program = rune::program(segments, rows(), ids());
+  const std::string printed = rune::to_string(program);
+  INFO(printed);
+  CHECK(printed.find("scatter_add") != std::string::npos);
+  CHECK(printed.find("mode=drop") != std::string::npos);
+  CHECK(printed.find("select") == std::string::npos);  // (no mask: the ids are read as they are)
+  const rune::Program parsed = rune::parse_program(printed);
+  CHECK(parsed == program);
+  CHECK(same_bits(rune::run(parsed, {rows(), ids()})[0], segments(rows(), ids())));
+  CHECK(rune::parse_program(rune::to_string(rune::program(
+            [](const Tensor& x, const Tensor& i) { return nx::take(x, i, 0); }, rows(), ids()))) ==
+        rune::program([](const Tensor& x, const Tensor& i) { return nx::take(x, i, 0); }, rows(), ids()));
+  const std::string unknown = std::string(printed).replace(printed.find("mode=drop"), 9, "mode=wrap");
+  CHECK_THROWS_WITH(rune::parse_program(unknown),
+                    Catch::Contains("unknown index mode 'wrap' (expected clamp or drop)"));
+  // Its derivative, a take in drop mode (zeros for the dropped rows), mapped with per-lane ids.
+  const Tensor w = f64({3, 2}, {1, -2, 3, 0.5, -1, 4});
+  auto pulled = [&](const Tensor& d, const Tensor& s) {
+    return rune::grad([&](const Tensor& x) { return nx::sum(nx::segment_sum(x, s, 3) * w); }, d);
+  };
+  const Tensor lane_ids = i32({2, 6}, {0, 2, 0, -1, 3, 2, 5, 1, 1, -7, 0, 2});
+  const Tensor data = nx::stack({rows(), rows() * 2.});
+  const Tensor mapped = rune::vmap(pulled)(data, lane_ids);
+  CHECK(same_bits(mapped, nx::stack({pulled(rows(), nx::get(lane_ids, 0)), pulled(rows() * 2., nx::get(lane_ids, 1))})));
+  CHECK(text(nx::get(mapped, 1)) == "float64 [6, 2] [[0, 0], [3, 0.5], [3, 0.5], [0, 0], [1, -2], [-1, 4]]");
+}
+
 TEST_CASE("compound assignment rebinds the handle; other handles keep the old value") {
   Tensor a = f64({2}, {1, 2});
   Tensor kept = a;
