@@ -273,30 +273,6 @@ void take_into(Prim, std::span<const Tensor> x, const Params& params, const Tens
            bytes);
 }
 
-// Adds row `from` of `n` elements into row `to`, as add's row loop does:
-// float32 and float64 inline (IEEE addition: the same bits), the others
-// through the loop itself (which rounds 16-bit floats, adds complex parts).
-template <class T> void add_row(char* to, const char* from, std::size_t n, kernels::BinaryRow) {
-  auto* row = reinterpret_cast<T*>(to);
-  const auto* update = reinterpret_cast<const T*>(from);
-  for (std::size_t j = 0; j < n; ++j) row[j] += update[j];
-}
-void add_row_by_loop(char* to, const char* from, std::size_t n, kernels::BinaryRow add) {
-  add(std::int64_t(n), to, 1, from, 1, to);
-}
-
-// Adds each of `count` update rows into the row its index names, in the
-// order of the indices.
-template <IndexMode Mode, class I, class AddRow>
-void scatter_rows(char* slab, const char* updates, const I* indices, std::size_t count, std::size_t length,
-                  std::size_t after, std::size_t bytes, kernels::BinaryRow add, AddRow add_row) {
-  for (std::size_t k = 0; k < count; ++k) {
-    const std::size_t row = row_of<Mode>(indices[k], length);
-    if (Mode == IndexMode::drop && row == no_row) continue;
-    add_row(slab + row * bytes, updates + k * bytes, after, add);
-  }
-}
-
 // Adds each slab of the updates into the row its index names, in place, in
 // the order of the indices (elementwise, so `out` may be the operand).
 void scatter_add_into(Prim, std::span<const Tensor> x, const Params& params, const Tensor& out) {
@@ -305,29 +281,12 @@ void scatter_add_into(Prim, std::span<const Tensor> x, const Params& params, con
   if (s.after == 0 || s.length == 0) return;  // (an empty axis: drop mode, no index names a row)
   const Tensor indices = contiguous(x[1]), updates = contiguous(x[2]);
   const DType dtype = out.dtype();
+  const ScatterRows scatter = scatter_rows(indices.dtype(), params.mode, dtype);
   const kernels::BinaryRow add = kernels::table().binary[int(Prim::add)][int(dtype)];
   const std::size_t bytes = s.after * nx::size_of(dtype), count = std::size_t(indices.numel());
-  char* target = data_of<char>(out);
-  const char* from = data_of<char>(updates);
-  with_index_type(indices.dtype(), [&](auto type) {
-    const auto* at = data_of<decltype(type)>(indices);
-    auto scatter = [&](auto add_row) {
-      for (std::size_t b = 0; b < s.before; ++b) {
-        char* slab = target + b * s.length * bytes;
-        const char* rows = from + b * count * bytes;
-        if (params.mode == IndexMode::drop)
-          scatter_rows<IndexMode::drop>(slab, rows, at, count, s.length, s.after, bytes, add, add_row);
-        else
-          scatter_rows<IndexMode::clamp>(slab, rows, at, count, s.length, s.after, bytes, add, add_row);
-      }
-    };
-    if (dtype == float64)
-      scatter(&add_row<double>);
-    else if (dtype == float32)
-      scatter(&add_row<float>);
-    else
-      scatter(&add_row_by_loop);
-  });
+  for (std::size_t b = 0; b < s.before; ++b)
+    scatter(data_of<char>(out) + b * s.length * bytes, data_of<char>(updates) + b * count * bytes,
+            data_of<char>(indices), 0, count, s.length, s.after, bytes, add);
 }
 
 // Starts clamped so that a window of `sizes` fits, as JAX's dynamic slices

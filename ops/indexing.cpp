@@ -32,6 +32,38 @@ template <IndexMode Mode, class I> GatherRows by_row_bytes(std::size_t row_bytes
   }
 }
 
+template <class T> struct InlineAdd {
+  static void row(char* to, const char* from, std::size_t n, kernels::BinaryRow) {
+    auto* out = reinterpret_cast<T*>(to);
+    const auto* update = reinterpret_cast<const T*>(from);
+    for (std::size_t j = 0; j < n; ++j) out[j] += update[j];
+  }
+};
+struct LoopAdd {
+  static void row(char* to, const char* from, std::size_t n, kernels::BinaryRow add) {
+    add(std::int64_t(n), to, 1, from, 1, to);
+  }
+};
+
+template <IndexMode Mode, class I, class Add>
+void scatter(char* out, const char* updates, const void* indices, std::size_t first, std::size_t count,
+             std::size_t length, std::size_t row, std::size_t row_bytes, kernels::BinaryRow add) {
+  const I* at = static_cast<const I*>(indices) + first;
+  for (std::size_t k = 0; k < count; ++k, updates += row_bytes) {
+    const std::size_t target = row_of<Mode>(at[k], length);
+    if (Mode == IndexMode::drop && target == no_row) continue;
+    Add::row(out + target * row_bytes, updates, row, add);
+  }
+}
+
+template <IndexMode Mode, class I> ScatterRows by_value(DType value) {
+  switch (value) {
+    case DType::float64: return &scatter<Mode, I, InlineAdd<double>>;
+    case DType::float32: return &scatter<Mode, I, InlineAdd<float>>;
+    default: return &scatter<Mode, I, LoopAdd>;
+  }
+}
+
 }  // namespace
 
 void throw_not_an_index(DType dtype) {
@@ -44,6 +76,15 @@ GatherRows gather_rows(DType index, IndexMode mode, std::size_t row_bytes) {
     using I = decltype(type);
     loop = mode == IndexMode::drop ? by_row_bytes<IndexMode::drop, I>(row_bytes)
                                    : by_row_bytes<IndexMode::clamp, I>(row_bytes);
+  });
+  return loop;
+}
+
+ScatterRows scatter_rows(DType index, IndexMode mode, DType value) {
+  ScatterRows loop = nullptr;
+  with_index_type(index, [&](auto type) {
+    using I = decltype(type);
+    loop = mode == IndexMode::drop ? by_value<IndexMode::drop, I>(value) : by_value<IndexMode::clamp, I>(value);
   });
   return loop;
 }

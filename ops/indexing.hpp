@@ -1,6 +1,7 @@
 // Indices read in place: the row an index names (take, scatter_add and the
 // dynamic slices read their indices in their own dtype, never copied), and
-// the gathers of rows by index that `take` and the VM's map kernels run.
+// the gathers and scatters of rows by index that `take`, `scatter_add` and
+// the VM's map kernels run.
 #pragma once
 
 #include <cstddef>
@@ -8,6 +9,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "ops/kernels/kernels.hpp"
 #include "ops/primitive.hpp"
 
 namespace nx::ops {
@@ -54,5 +56,18 @@ using GatherRows = void (*)(char* to, const char* operand, const void* indices, 
 // The loop for indices of `index` dtype (typed moves for rows of 1, 2, 4, 8
 // and 16 bytes: a call to memcpy per row would cost more than the copy).
 GatherRows gather_rows(DType index, IndexMode mode, std::size_t row_bytes);
+
+// Adds rows [first, first + count) of a scatter's updates (`updates` at row
+// `first`; rows of `row` elements, `row_bytes` bytes) into the rows of `out`
+// (`length` of them) their indices name, in the order of the indices, as
+// `add` (add's row loop) computes out + update; none where an index names
+// no row.
+using ScatterRows = void (*)(char* out, const char* updates, const void* indices, std::size_t first,
+                             std::size_t count, std::size_t length, std::size_t row, std::size_t row_bytes,
+                             kernels::BinaryRow add);
+// The loop for indices of `index` dtype and values of `value` dtype:
+// float32 and float64 rows added inline (IEEE addition: add's bits), the
+// others through `add` (which rounds 16-bit floats, adds complex parts).
+ScatterRows scatter_rows(DType index, IndexMode mode, DType value);
 
 }  // namespace nx::ops

@@ -439,6 +439,62 @@ TEST_CASE("takes along axis 0 feeding a map kernel are gathered in its blocks, w
   CHECK(same_bits(rune::jit(pulled)(weights, owners), pulled(weights, owners)));
 }
 
+TEST_CASE("segment sums and scatter_adds along axis 0 of a kernel's values are added block by block, with eager's bits") {
+  // The two sums of a spring force over its ends: one pass over the springs, then one over the masses.
+  auto forces = [](const Tensor& pos, const Tensor& a, const Tensor& b) {
+    const Tensor f = nx::tanh(nx::take(pos, b, 0) - nx::take(pos, a, 0)) * 3.;
+    return nx::segment_sum(f, a, 300) - nx::segment_sum(f, b, 300);
+  };
+  const Tensor pos = nx::reshape(nx::linspace(nx::float64, -3., 4., 2 * 300), {300, 2});
+  std::vector<double> ends(1097 * 2);
+  for (std::size_t k = 0; k < ends.size(); ++k) ends[k] = double((k * 7919) % 300);
+  const Tensor a = nx::cast(nx::create(nx::float64, {1097}, std::span<const double>(ends.data(), 1097)), nx::int32);
+  const Tensor b = nx::cast(nx::create(nx::float64, {1097}, std::span<const double>(ends.data() + 1097, 1097)), nx::int32);
+  const std::string text = listing(forces, pos, a, b);
+  INFO(text);
+  CHECK(count(text, "  map ") == 1);
+  CHECK(count(text, "  call ") == 1);  // (the difference, one step over the masses: eager's own loop)
+  CHECK(count(text, " = scatter_add ") == 2);
+  CHECK(count(text, "; mode=drop") == 2);
+  same_on_both(*compiled(forces, pos, a, b), {pos, a, b});
+  CHECK(same_bits(rune::jit(forces)(pos, a, b), forces(pos, a, b)));
+
+  // scatter_add's clamped indices into a computed operand, rows of 3 and of one element, dtypes added by the
+  // row loop (float16, complex, integers), and a kernel large enough for threads: run on one, in eager's order.
+  auto scattered = [](const Tensor& x, const Tensor& i, const Tensor& u) {
+    return nx::scatter_add(x * 2., i, nx::exp(u) - 1.);
+  };
+  const Tensor wrapped = nx::create(nx::int64, {7}, {-1, -9, 0, 4, 300, 2, 2});
+  for (nx::DType dtype : {nx::float64, nx::float32, nx::float16, nx::complex64}) {
+    const Tensor x = nx::cast(nx::reshape(nx::linspace(nx::float64, 0., 1., 15), {5, 3}), dtype);
+    const Tensor u = nx::cast(nx::reshape(nx::linspace(nx::float64, -1., 1., 21), {7, 3}), dtype);
+    CHECK(count(listing(scattered, x, wrapped, u), " = scatter_add ") == 1);
+    same_on_both(*compiled(scattered, x, wrapped, u), {x, wrapped, u});
+  }
+  auto counted = [](const Tensor& x, const Tensor& i, const Tensor& u) { return nx::scatter_add(x, i, u * u + 1); };
+  const Tensor ints = nx::cast(nx::linspace(nx::float64, -5., 5., 7), nx::int32);
+  same_on_both(*compiled(counted, nx::zeros(nx::int32, {4}), wrapped, ints), {nx::zeros(nx::int32, {4}), wrapped, ints});
+  const std::int64_t n = 1000000;
+  const Tensor many = nx::cast(nx::floor(nx::linspace(nx::float64, 0., 999., n)), nx::uint32);
+  const Tensor values = nx::linspace(nx::float64, -1., 1., n);
+  auto summed = [](const Tensor& v, const Tensor& i) { return nx::segment_sum(nx::sin(v) * v, i, 1000); };
+  CHECK(count(listing(summed, values, many), " = scatter_add ") == 1);
+  same_on_both(*compiled(summed, values, many), {values, many});
+
+  // A value summed and also read elsewhere is written; a scatter whose result feeds the kernel's own values, or
+  // whose updates are not the kernel's shape, stays a call.
+  auto both = [](const Tensor& v, const Tensor& i) {
+    const Tensor e = nx::exp(v);
+    return std::pair{nx::segment_sum(e, i, 4), e * 2.};
+  };
+  const Tensor ids = nx::create(nx::int32, {5}, {0, 3, 3, 1, 9});
+  const Tensor v5 = nx::linspace(nx::float64, 0., 1., 5);
+  same_on_both(*compiled(both, v5, ids), {v5, ids});
+  auto fed_back = [](const Tensor& v, const Tensor& i) { return nx::take(nx::segment_sum(v * 2., i, 5), i, 0) + v; };
+  same_on_both(*compiled(fed_back, v5, ids), {v5, ids});
+  CHECK(same_bits(rune::jit(fed_back)(v5, ids), fed_back(v5, ids)));
+}
+
 TEST_CASE("a map kernel writes its result in place of an operand that dies there, when nothing else holds it") {
   auto f = [](const Tensor& a) { return nx::exp(nx::matmul(a, a)) * 2. + 1.; };
   const Tensor a = nx::reshape(nx::linspace(nx::float64, -1., 1., 16), {4, 4});

@@ -92,7 +92,8 @@ struct MapKernel {
     broadcast,  // t[reg], broadcast along any other axes ([3, 1, 5] in [3, 4, 5]): gathered per block
     view,      // t[reg]'s elements in C order from `offset` (a slice or reshape that is a run of them)
     indexed,   // rows of t[reg] (along axis 0) at the indices of slot `indices`: a take, gathered per block
-    indices,   // t[reg], an indexed slot's indices, read in place by its gathers (no step reads it)
+    whole,     // t[reg], read in place by the kernel's gathers and scatters (their indices, a scatter's
+               // operand); no step reads it
     scalar,    // s[reg], broadcast
     computed,  // a step's result: kept in a block buffer, or written to t[reg]
   };
@@ -134,6 +135,21 @@ struct MapKernel {
     nx::ops::IndexMode mode = nx::ops::IndexMode::clamp;
     nx::ops::GatherRows gather = nullptr;
   };
+  // A scatter_add along axis 0 of a step's value (`slot`, rows of `row`
+  // elements) into a copy of the operand in slot `operand`, written to
+  // t[out], by the indices in slot `indices`: each block's rows added as
+  // soon as they are computed, blocks in order on one thread (eager's
+  // order of the adds: its bits).
+  struct Scattered {
+    std::int32_t slot = -1, indices = -1, operand = -1;
+    std::int32_t out = -1;  // the result's tensor register
+    nx::Shape shape;   // the operand's and the result's
+    std::int64_t row = 1, length = 0;
+    nx::ops::IndexMode mode = nx::ops::IndexMode::clamp;
+    nx::ops::ScatterRows scatter = nullptr;
+    nx::ops::kernels::BinaryRow add = nullptr;
+  };
+  static constexpr std::size_t max_scatters = 8;
   // Where a slot's elements of a block are, planned with the kernel's
   // memory (vm/kernel_memory.cpp) but for the base address, which each run
   // finds in its frame.
@@ -181,6 +197,7 @@ struct MapKernel {
   std::vector<Slot> slots;
   std::vector<Step> steps;
   std::vector<Reduction> reductions;  // at most max_reductions
+  std::vector<Scattered> scatters;    // at most max_scatters; a kernel has these or reductions, not both
   std::vector<std::size_t> buffers;   // the element size of each temporaries' block buffer
   // The broadcast slots and the indexed ones (compile.cpp).
   std::vector<Gathered> gathered;

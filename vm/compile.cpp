@@ -19,6 +19,9 @@
 //   them, or the last ones: a row's sum) joins the kernel (sum(x * x) is
 //   one pass); its result is ready when the kernel has run, so an equation
 //   reading it closes the kernel first;
+// - so does a scatter_add along axis 0 of one of a kernel's values (a
+//   segment_sum): each block's rows are added into the result as they are
+//   computed (a kernel has reductions or scatters, not both);
 // - a construct lowers as the construct table says (ir::Lowering): its
 //   sub-programs compiled and run by an instruction of its kind, or its eager
 //   rule called; every other primitive calls its eager rule.
@@ -124,6 +127,12 @@ class Compiler {
     if (folds_into_group(eq)) {
       group_.reduction_row = *reduced_row(eq);
       group_.reductions.push_back(i);
+      group_.reduced.insert(eq.outputs[0]);
+      return;
+    }
+    if (scatters_from_group(eq)) {
+      if (group_.row == 0 && scattered_row(eq) > 1) group_.row = scattered_row(eq);  // (blocks of whole rows)
+      group_.scatters.push_back(i);
       group_.reduced.insert(eq.outputs[0]);
       return;
     }
@@ -328,6 +337,7 @@ class Compiler {
     std::vector<std::size_t> members;
     std::unordered_set<int> values;
     std::vector<std::size_t> reductions;  // equations reducing members' values over their trailing axes
+    std::vector<std::size_t> scatters;    // scatter_adds along axis 0 of members' values
     std::unordered_set<int> reduced;      // their results
     std::int64_t row = 0;                 // the kernel's rows (MapKernel::row), 0 while it has none
     std::int64_t reduction_row = 0;       // its reductions' rows (MapKernel::reduced)
@@ -359,7 +369,29 @@ class Compiler {
         !group_.values.count(eq.inputs[0]))
       return false;
     const std::optional<std::int64_t> row = reduced_row(eq);
-    return row && (group_.reductions.empty() || *row == group_.reduction_row) && (group_.row == 0 || *row % group_.row == 0);
+    return row && group_.scatters.empty() && (group_.reductions.empty() || *row == group_.reduction_row) &&
+           (group_.row == 0 || *row % group_.row == 0);
+  }
+
+  // The elements of each row a scatter_add adds (its operand's row).
+  std::int64_t scattered_row(const ir::Equation& eq) const {
+    const nx::Shape& operand = type(eq.inputs[0]).shape;
+    return nx::numel(nx::Shape(operand.begin() + 1, operand.end()));
+  }
+
+  // A scatter_add along axis 0 of a value the open kernel computes, of the
+  // kernel's shape, into an operand and by indices computed before it, in
+  // rows that every block holds whole, in a kernel without reductions.
+  bool scatters_from_group(const ir::Equation& eq) const {
+    if (eq.kind != ir::OpKind::primitive || eq.prim != Prim::scatter_add || eq.params.axis != 0) return false;
+    const int operand = eq.inputs[0], indices = eq.inputs[1], updates = eq.inputs[2];
+    if (!group_.values.count(updates) || group_.values.count(operand) || group_.values.count(indices) ||
+        home(indices).scalar || type(updates).shape != group_.shape || !group_.reductions.empty() ||
+        group_.scatters.size() == MapKernel::max_scatters)
+      return false;
+    const std::int64_t row = scattered_row(eq);
+    if (row == 0 || row > MapKernel::block) return false;
+    return group_.row == 0 || (group_.row <= MapKernel::block && group_.row % row == 0);
   }
 
   // The kernel's rows once eq joins it (0: none): those of its first row
@@ -396,6 +428,7 @@ class Compiler {
       }
     };
     for (std::size_t i : group_.reductions) keep(p_.equations[i].inputs[0]);
+    for (std::size_t i : group_.scatters) keep(p_.equations[i].inputs[2]);
     for (bool more = true; more;) {  // a member reading a kept value is kept, and what it reads
       more = false;
       for (std::size_t i : group_.members) {
@@ -436,16 +469,18 @@ class Compiler {
     members.swap(group_.members);
     std::unordered_set<int> values;
     values.swap(group_.values);
-    std::vector<std::size_t> reductions;
+    std::vector<std::size_t> reductions, scatters;
     reductions.swap(group_.reductions);
+    scatters.swap(group_.scatters);
     group_.reduced.clear();
     const std::int64_t group_row = group_.row, group_reduced = group_.reduction_row;
     group_.row = group_.reduction_row = 0;
     if (members.empty()) return;
-    if (members.size() == 1 && reductions.empty())
+    if (members.size() == 1 && reductions.empty() && scatters.empty())
       return emit_equation(p_.equations[members[0]]);  // eager's own loop is as good
     std::unordered_set<std::size_t> in_group(members.begin(), members.end());
     in_group.insert(reductions.begin(), reductions.end());
+    in_group.insert(scatters.begin(), scatters.end());
     MapKernel m;
     m.shape = group_.shape;
     m.size = nx::numel(m.shape);
@@ -463,7 +498,7 @@ class Compiler {
         materialize(operand);
         materialize(indices);
         const std::int64_t row = gathered_row(v);
-        m.slots.push_back({.source = MapKernel::Source::indices, .reg = home(indices).index, .dtype = type(indices).dtype});
+        m.slots.push_back({.source = MapKernel::Source::whole, .reg = home(indices).index, .dtype = type(indices).dtype});
         s.indices = std::int32_t(m.slots.size() - 1);
         s.reg = home(operand).index;
         s.source = MapKernel::Source::indexed;
@@ -511,6 +546,26 @@ class Compiler {
       const int v = eq.inputs[0];
       m.reductions.push_back({eq.prim, slot_of.at(v), home(eq.outputs[0]), type(eq.outputs[0]).shape,
                               kernels::table().reduce_pieces[int(eq.prim)][int(type(v).dtype)]});
+    }
+    auto whole = [&](int v) {  // (a tensor the kernel's scatters read in place)
+      m.slots.push_back({.source = MapKernel::Source::whole, .reg = tensor_register(v), .dtype = type(v).dtype});
+      return std::int32_t(m.slots.size() - 1);
+    };
+    for (std::size_t i : scatters) {
+      const ir::Equation& eq = p_.equations[i];
+      const ir::TensorType& operand = type(eq.inputs[0]);
+      MapKernel::Scattered s;
+      s.slot = slot_of.at(eq.inputs[2]);
+      s.indices = whole(eq.inputs[1]);
+      s.operand = whole(eq.inputs[0]);
+      s.out = home(eq.outputs[0]).index;
+      s.shape = operand.shape;
+      s.row = scattered_row(eq);
+      s.length = operand.shape[0];
+      s.mode = eq.params.mode;
+      s.scatter = nx::ops::scatter_rows(type(eq.inputs[1]).dtype, s.mode, operand.dtype);
+      s.add = kernels::table().binary[int(Prim::add)][int(operand.dtype)];
+      m.scatters.push_back(s);
     }
     m.row = group_row;
     m.reduced = group_reduced;

@@ -24,6 +24,7 @@ void share_buffers(MapKernel& m) {
   for (std::size_t i = 0; i < m.steps.size(); ++i)
     for (std::int32_t k : m.steps[i].inputs()) last_read[std::size_t(k)] = i;
   for (const MapKernel::Reduction& r : m.reductions) last_read[std::size_t(r.slot)] = m.steps.size();
+  for (const MapKernel::Scattered& s : m.scatters) last_read[std::size_t(s.slot)] = m.steps.size();
   auto temporary = [&](std::int32_t k) {
     const MapKernel::Slot& slot = m.slots[std::size_t(k)];
     return slot.source == MapKernel::Source::computed && slot.reg < 0;
@@ -102,12 +103,12 @@ void plan_places(MapKernel& m) {
           place.offset = buffer_at[std::size_t(slot.buffer)];
         }
         break;
-      default: break;  // (tensor, view, indices: in memory)
+      default: break;  // (tensor, view, whole: in memory)
     }
     m.places.push_back(place);
   }
   m.single_block = m.size <= MapKernel::block && m.reductions.empty() && m.row == 0 && m.spread.empty() &&
-                   m.gathered.empty() && m.indexed.empty() && m.rows_bytes == 0 && m.slots.size() <= MapKernel::one_block_slots;
+                   m.gathered.empty() && m.indexed.empty() && m.scatters.empty() && m.rows_bytes == 0 && m.slots.size() <= MapKernel::one_block_slots;
 }
 
 // A kernel writing more than streaming_threshold() bytes writes the results
@@ -127,6 +128,7 @@ void stream_results(MapKernel& m) {
     for (std::size_t j = i + 1; j < m.steps.size(); ++j)
       for (std::int32_t in : m.steps[j].inputs()) read = read || in == step.out;
     for (const MapKernel::Reduction& r : m.reductions) read = read || r.slot == step.out;
+    for (const MapKernel::Scattered& s : m.scatters) read = read || s.slot == step.out;
     if (read) continue;
     const int d = int(out.dtype);
     if (step.family == nx::ops::Family::unary && K.unary_streaming[int(step.prim)][d])

@@ -58,7 +58,7 @@ std::string slot_name(const MapKernel& m, std::int32_t k) {
     case MapKernel::Source::rows:
     case MapKernel::Source::columns:
     case MapKernel::Source::broadcast:
-    case MapKernel::Source::indices: return treg(s.reg);
+    case MapKernel::Source::whole: return treg(s.reg);
     case MapKernel::Source::indexed: {  // t3[t5], or t3[t5 drop]: t3's rows at the indices in t5
       const auto g = std::find_if(m.indexed.begin(), m.indexed.end(), [&](const auto& g) { return g.slot == k; });
       const bool drop = g != m.indexed.end() && g->mode == nx::ops::IndexMode::drop;
@@ -95,6 +95,9 @@ std::string map_text(const MapKernel& m) {
     if (!r.shape.empty()) out += "  ; rows of " + std::to_string(m.reduced);
     out += '\n';
   }
+  for (const MapKernel::Scattered& s : m.scatters)
+    out += "  " + treg(s.out) + " = scatter_add " + slot_name(m, s.operand) + " " + slot_name(m, s.indices) + " " +
+           slot_name(m, s.slot) + (s.mode == nx::ops::IndexMode::drop ? "  ; mode=drop\n" : "\n");
   return out;
 }
 
@@ -116,6 +119,7 @@ std::vector<Location> written(const Code& code, const Instruction& in) {
       for (const MapKernel::Slot& s : m.slots)
         if (s.source == MapKernel::Source::computed && s.reg >= 0) out.push_back({false, s.reg});
       for (const MapKernel::Reduction& r : m.reductions) out.push_back(r.out);
+      for (const MapKernel::Scattered& s : m.scatters) out.push_back({false, s.out});
       return out;
     }
     case Op::scan: return code.scans[std::size_t(in.aux)].outputs;

@@ -169,8 +169,10 @@ void gather(const char* base, std::size_t size, const nx::Shape& shape, std::spa
 // A kernel in rows (m.row) computes blocks of whole rows, or parts of one.
 class Blocks {
  public:
-  Blocks(const MapKernel& m, const Bases& bases)
-      : m_(m), places_(m.places.data()), bases_(bases.data()), temps_(block_buffers(m.block_bytes)) {}
+  // (scattered: the buffers of the kernel's scatters' results)
+  Blocks(const MapKernel& m, const Bases& bases, char* const* scattered = nullptr)
+      : m_(m), places_(m.places.data()), bases_(bases.data()), scattered_(scattered),
+        temps_(block_buffers(m.block_bytes)) {}
 
   // Where slot k's elements of the block from `begin` are.
   char* ptr(std::int32_t k, std::int64_t begin) const {
@@ -214,6 +216,12 @@ class Blocks {
     for (std::size_t i = 0; i < count; ++i) {
       if (next_n > 0) prefetch(next, next_n, i);
       run_step(steps[i], places_, at.data(), n);
+    }
+    for (std::size_t k = 0; k < m_.scatters.size(); ++k) {  // (blocks of whole rows of s.row: compile.cpp)
+      const MapKernel::Scattered& s = m_.scatters[k];
+      s.scatter(scattered_[k], at[std::size_t(s.slot)], bases_[std::size_t(s.indices)], std::size_t(begin / s.row),
+                std::size_t(n / s.row), std::size_t(s.length), std::size_t(s.row),
+                std::size_t(s.row) * places_[s.slot].size, s.add);
     }
   }
 
@@ -274,6 +282,7 @@ class Blocks {
   const MapKernel& m_;
   const Place* places_;
   char* const* bases_;
+  char* const* scattered_;
   unsigned char* temps_;
 };
 
@@ -391,7 +400,7 @@ using Held = boost::container::small_vector<nx::Tensor, 4>;
     case Source::columns:
     case Source::broadcast:
     case Source::indexed:
-    case Source::indices: return in_order(f.tensors[std::size_t(slot.reg)]);
+    case Source::whole: return in_order(f.tensors[std::size_t(slot.reg)]);
     case Source::view: return in_order(f.tensors[std::size_t(slot.reg)]) + slot.offset * std::int64_t(place.size);
     case Source::element: return nx::ops::base_address(*f.tensors[std::size_t(slot.reg)].impl());
     case Source::scalar: return reinterpret_cast<char*>(f.scalars[std::size_t(slot.reg)].bytes);
@@ -448,6 +457,16 @@ void run_blocks(const MapKernel& m, Frame& f) {
       }
     }
     return run_reducing(m, bases, results);
+  }
+  if (!m.scatters.empty()) {  // (each result a copy of its operand, then the blocks' rows added in order)
+    boost::container::small_vector<char*, MapKernel::max_scatters> scattered;
+    for (const MapKernel::Scattered& s : m.scatters) {
+      nx::Tensor& out = f.tensors[std::size_t(s.out)];
+      out = nx::ops::make_tensor(m.slots[std::size_t(s.slot)].dtype, s.shape);
+      nx::ops::copy_elements(*f.tensors[std::size_t(m.slots[std::size_t(s.operand)].reg)].impl(), *out.impl());
+      scattered.push_back(nx::ops::base_address(*out.impl()));
+    }
+    return Blocks(m, bases, scattered.data()).run(0, m.size);  // (on one thread: eager's order of the adds)
   }
   if (m.size < nx::ops::parallel_grain) return Blocks(m, bases).run(0, m.size);
   // (chunks of whole rows when the kernel is in rows)

@@ -280,6 +280,7 @@ void plan_memory(Code& code, Parameters params) {
       plan_kernel_memory(m);
       for (const MapKernel::Reduction& r : m.reductions)
         if (!r.out.scalar) planned[std::size_t(r.out.index)] = true;
+      for (const MapKernel::Scattered& s : m.scatters) planned[std::size_t(s.out)] = true;
       for (MapKernel::Slot& s : m.slots) {
         if (s.source != MapKernel::Source::computed || s.reg < 0) continue;
         const nx::ops::TensorType type{s.dtype, m.shape};
