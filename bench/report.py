@@ -570,6 +570,10 @@ def w8_section(rows, w):
       "allocated once. Targets: every rune row within 2x its baseline (time ÷ the baseline's, medians of "
       "the same run), the flight's final positions within 1e-9 of the plain loop's, 0 allocations a frame.")
     w("")
+    if not any(r.workload == "W8" for r in rows):
+        w("**rune: no W8 result (see the raw output below).**")
+        w("")
+        return
     base_of = {}
     found = False
     for rune_impl, plain_impl, what in w8_pairs():

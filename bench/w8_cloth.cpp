@@ -29,8 +29,8 @@
 // 1,097 and 1,000,000, each against a plain loop doing the same reads and
 // writes into a buffer allocated once. Targets: every ratio within 2x, the
 // flight within 1e-9 of the plain loop, 0 allocations per frame.
-// W8_BYTECODE=1 in the environment prints the frame step's bytecode
-// (rune::bytecode) before its rows.
+// W8_BYTECODE=1 in the environment prints the bytecode (rune::bytecode) of
+// the frame's step and of the mapped flight before their rows.
 #include <rune/rune.hpp>
 
 #include <algorithm>
@@ -570,7 +570,8 @@ int main() {
     // Each vmap call takes seconds: the first timed call's results are checked
     // (its key traced beforehand by .program), and the 64 calls are timed
     // once, as they are checked.
-    (void)mapped.program(sb, kb);
+    const rune::Program mapped_program = mapped.program(sb, kb);
+    if (std::getenv("W8_BYTECODE")) std::printf("%s", rune::bytecode(mapped_program).c_str()), std::fflush(stdout);
     State mb;
     std::vector<double> mapped_t;
     for (int i = 0; i < 2; ++i) {
