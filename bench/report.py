@@ -18,6 +18,8 @@ W2GRAD_TARGET = 40.0  # rune jit(grad) time over the hand-written reverse loop's
 W3C_COPY_TARGET = 3.0  # rune jit chain time over the copy loop's (2 thr)
 W3C_NUMEXPR_TARGET = 5.0  # numexpr's time over rune jit chain's (2 thr)
 W6_TARGET_NS = 250.0
+W8_TARGET = 2.0  # every W8 rune row's time over its plain C++ baseline's (same program, same run)
+W8_DIFF_TARGET = 1e-9  # the flight's final positions against the plain loop's, max abs difference
 W2_STEPS = 100_000
 W2_GRAD_STEPS = 1_000
 N = 10_000_000
@@ -506,6 +508,120 @@ def w7_section(rows, w):
     w("")
 
 
+# ---------------- W8
+W8_NUM = r"([\d.]+(?:e[+-]?\d+)?)"
+# (rune row, its plain C++ baseline, what the verdict names); the per-primitive pairs are added below.
+W8_PAIRS = [
+    ("rune jit(scan), 1000 steps", "plain C++ loop, 1000 steps", "the flight: rune::jit of a rune::scan of 1,000 steps"),
+    ("rune Loaded::into frame", "plain C++ step, one frame", "one frame through Loaded::into on the game's arrays"),
+    ("rune jit(vmap(scan)) over 64 stiffnesses, one call",
+     "plain C++ loop, 64 cloths one after another, 1000 steps each",
+     "rune::vmap of the flight over 64 stiffnesses, one compiled call"),
+]
+W8_EXTRA = [("[extra] rune jit(scan), 64 calls one after another",
+             "plain C++ loop, 64 cloths one after another, 1000 steps each")]
+W8_PRIMS = ("nx::take", "nx::scatter_add", "nx::segment_sum")
+W8_SIZES = (1097, 1000000)
+
+
+def w8_pairs():
+    pairs = list(W8_PAIRS)
+    for n in W8_SIZES:
+        for p in W8_PRIMS:
+            pairs.append((f"rune jit({p}), n={n}", f"plain C++ {p} loop, n={n}", f"one compiled call of `{p}`, n = {n:,}"))
+    return pairs
+
+
+def w8_figure(r, pattern, field="notes"):
+    """The largest value of `pattern` in a field of r's rounds (None when no round has it)."""
+    v = []
+    for x in r.rs:
+        m = re.search(pattern, getattr(x, field))
+        if m:
+            v.append(float(m.group(1)))
+    return max(v) if v else None
+
+
+def w8_unit(r):
+    """(seconds per step, frame or call, the unit) from the derived figure, at the median over the rounds."""
+    first = r.rs[0]
+    m = re.match(r"([\d.]+) (s|ms|us|ns)/([\w-]+)", first.derived)
+    if not m or not first.t or r.t is None:
+        return None, ""
+    return r.t * float(m.group(1)) * UNITS[m.group(2)] / first.t, m.group(3)
+
+
+def w8_section(rows, w):
+    w("## W8: a cloth of 300 masses and 1,097 springs (gathers and scatters by index)")
+    w("")
+    w("A 20 x 15 grid of masses (spacing 0.1, float64 positions and velocities [300, 2]), tilted and dropped "
+      "onto the ground (a penalty contact through `nx::where`), held by 1,097 springs (structural and both "
+      "shear diagonals) with int32 end indices a, b: each step gathers the springs' ends (`nx::take`), "
+      "computes their forces and scatters them back onto the masses (`nx::segment_sum` by a and by b), "
+      "dt = 1e-3 (`bench/w8_cloth.cpp`). The baseline is the same step as a plain C++ loop in the same "
+      "program (one pass over the springs, F[a] += f, F[b] -= f, then one over the masses), so its sums "
+      "are ordered differently: results agree to rounding, not to the bit. Rows: the flight of 1,000 steps "
+      "(`rune::jit` of a `rune::scan`); one frame through `rune::Loaded::into` in place on the game's arrays "
+      "(`nx::borrow`), with the allocations per frame in the steady state (operator new and the malloc "
+      "family, counted by the program itself); `rune::vmap` of the flight over 64 stiffnesses in one "
+      "compiled call against the 64 plain flights one after another ([extra]: 64 compiled calls); and one "
+      "compiled call of each of `nx::take`, `nx::scatter_add` and `nx::segment_sum` on rows of [n, 2] "
+      "float64 by random int32 indices, against a plain loop doing the same reads and writes into a buffer "
+      "allocated once. Targets: every rune row within 2x its baseline (time ÷ the baseline's, medians of "
+      "the same run), the flight's final positions within 1e-9 of the plain loop's, 0 allocations a frame.")
+    w("")
+    if not any(r.workload == "W8" for r in rows):
+        w("**rune: no W8 result (see the raw output below).**")
+        w("")
+        return
+    base_of = {}
+    found = False
+    for rune_impl, plain_impl, what in w8_pairs():
+        rj = find(rows, "W8", lambda r, i=rune_impl: r.impl == i)
+        pl = find(rows, "W8", lambda r, i=plain_impl: r.impl == i)
+        if not (rj and pl and rj.t and pl.t):
+            w(f"- **{what}: no W8 result (see the raw output below).**")
+            continue
+        found = True
+        base_of[rune_impl] = pl
+        q = rj.t / pl.t
+        per = [times(x) for x in per_round_ratios(rj, pl)]
+        (a, unit), (b, _) = w8_unit(rj), w8_unit(pl)
+        each = f"{fmt_t(a)}/{unit} against {fmt_t(b)}/{unit}" if a is not None and b is not None else \
+            f"{fmt_t(rj.t)} against {fmt_t(pl.t)} a sample"
+        text = f"{what}: {each}, {times(q)} its plain C++ baseline; target within " \
+               f"{W8_TARGET:.0f}x: {'MET' if q <= W8_TARGET else 'NOT MET'}"
+        if rune_impl.startswith("rune jit(scan), 1000"):
+            d = w8_figure(rj, r"final positions vs the plain loop " + W8_NUM)
+            text += "; final positions within 1e-9 of the plain loop's: " + (
+                f"{'MET' if d <= W8_DIFF_TARGET else 'NOT MET'} (max abs difference {d:.3g})" if d is not None
+                else "NOT MET (no figure)")
+        if rune_impl == "rune Loaded::into frame":
+            a = w8_figure(rj, W8_NUM + r" allocations/frame", "derived")
+            text += "; 0 allocations a frame: " + (
+                f"{'MET' if a == 0 else 'NOT MET'} ({a:g} a frame)" if a is not None else "NOT MET (no figure)")
+        w(f"- **{text}.**" + (f" (per round: {', '.join(per)})" if len(per) > 1 else ""))
+    for rune_impl, plain_impl in W8_EXTRA:
+        pl = find(rows, "W8", lambda r, i=plain_impl: r.impl == i)
+        if pl:
+            base_of[rune_impl] = pl
+    if not found:
+        w("")
+        return
+    w("")
+    w("| implementation | per step, frame or call | ratio (time ÷ its plain C++ baseline's) | median per sample (range) | program | notes |")
+    w("|---|---|---|---|---|---|")
+    for r in rows:
+        if r.workload != "W8" or r.t is None:
+            continue
+        b = base_of.get(r.impl)
+        name = f"**{r.impl}**" if r.impl in base_of and not r.impl.startswith("[extra]") else r.impl
+        a, unit = w8_unit(r)
+        w(f"| {name} | {f'{fmt_t(a)}/{unit}' if a is not None else r.derived} | {ratio(r.t, b.t if b else None)} | {fmt_t(r.t)} ({r.spread()}) | "
+          f"{r.program} | {r.notes} |")
+    w("")
+
+
 # ---------------- W4
 W4_PASSIVE = "[OMP_WAIT_POLICY=PASSIVE]"
 
@@ -942,6 +1058,7 @@ def main():
     w5_section(rows, w)
     w6_section(rows, w)
     w7_section(rows, w)
+    w8_section(rows, w)
 
     # ---------------- checks and raw output
     w("## Checks")
@@ -956,7 +1073,9 @@ def main():
       "their autograd against a hand-written backward pass too. rune's W2 final states (both carries) must "
       "equal the plain C++ loop's bit for bit and its W2 gradient must agree with the hand-written reverse "
       "loop to 1e-9 relative; rune's compiled W3 chain is checked like the eager one; rune's W6 call must "
-      "give 3 in every element after one trace; rune's W7 loaded step must give the plain C++ step's bits after 100 frames. A failed check makes the program exit "
+      "give 3 in every element after one trace; rune's W7 loaded step must give the plain C++ step's bits after 100 frames; rune's W8 flight, frames and "
+      "maps must stay finite and within 1e-9 of the plain C++ loop's (its per-primitive calls within 1e-12), "
+      "and its allocation counter must count a deliberate malloc, a strdup and an operator new once each. A failed check makes the program exit "
       "non-zero (reported above as FAILED).")
     w("")
     w("```")

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Runs rune's benchmarks (W1 to W7) and the peers' programs for the same
+# Runs rune's benchmarks (W1 to W8: W1 eager per-op overhead, W2 Lorenz-63 scan and gradient, W3
+# elementwise, W4 MLP training, W5 Newton's square root under vmap, W6 the cost of a compiled call,
+# W7 a game's frame, W8 the cloth: gathers and scatters by index) and the peers' programs for the same
 # workloads in one run, then writes bench/RESULTS.md.
 #
 #   bash bench/run.sh BUILD_DIR        (`make bench` runs `bash bench/run.sh build`)
@@ -9,12 +11,12 @@
 # repository, or $RUNE_PEERS) are built into BUILD_DIR/peers; a peer whose
 # folder, compiler, library or Python module is missing is skipped with a note.
 # Environment: RUNE_PEERS (peers folder), BENCH_JOBS (ninja -j, default 1), BENCH_ONLY
-# (workloads to run, e.g. "W4"; default "W1 W2 W3 W4 W5 W6 W7"),
+# (workloads to run, e.g. "W4"; default "W1 W2 W3 W4 W5 W6 W7 W8"),
 # PYTHON (default /usr/bin/python3), BENCH_RESULTS (output, default bench/RESULTS.md),
 # BENCH_WAIT_IDLE (seconds to wait for other processes to finish, default 30), BENCH_BUDGET
 # (seconds after which run.sh stops waiting and rerunning disturbed programs, default 300),
 # BENCH_ROUNDS (how many times every program runs, default 3).
-# Takes about 5-8 minutes (plus ~2 min, once, to compile the five libtorch peers). The W2
+# Takes about 8-11 minutes (W8 alone about 1 minute a round; plus ~2 min, once, to compile the five libtorch peers). The W2
 # peers that take tens of seconds a run (libtorch and PyTorch eager loops, torch.jit.script)
 # run in round 1 only.
 set -u
@@ -115,7 +117,7 @@ if [ "$(meson introspect --buildoptions "$build" 2>/dev/null | "${py:-python3}" 
   echo ">> meson configure $build -Dbench=true" >&2
   meson configure "$build" -Dbench=true >/dev/null || { echo "run.sh: meson configure failed" >&2; exit 1; }
 fi
-targets=(bench/bench_w1 bench/bench_w2 bench/bench_w3 bench/bench_w4 bench/bench_w5 bench/bench_w6 bench/bench_w7)
+targets=(bench/bench_w1 bench/bench_w2 bench/bench_w3 bench/bench_w4 bench/bench_w5 bench/bench_w6 bench/bench_w7 bench/bench_w8)
 echo ">> ninja -C $build -j$jobs ${targets[*]}" >&2
 if ! ninja -C "$build" -j"$jobs" "${targets[@]}" >&2; then
   echo "run.sh: building the benchmarks failed" >&2
@@ -295,17 +297,22 @@ w7_round() {
   run "rune W7" 120 "$build/bench/bench_w7"
   return 0
 }
+# W8 has no peers either: its baselines, the plain C++ loops, are in bench_w8 (about 50 s a run).
+w8_round() {
+  run "rune W8" 180 "$build/bench/bench_w8"
+  return 0
+}
 # BENCH_ONLY (e.g. "W4" or "W1 W3"): only these workloads' rounds (all by default).
-only=${BENCH_ONLY:-W1 W2 W3 W4 W5 W6 W7}
+only=${BENCH_ONLY:-W1 W2 W3 W4 W5 W6 W7 W8}
 deadline=$(($(date +%s) + ${BENCH_BUDGET:-300}))
 for round in $(seq 1 "$rounds"); do
-  for wl in W1 W2 W3 W4 W5 W6 W7; do
+  for wl in W1 W2 W3 W4 W5 W6 W7 W8; do
     case " $only " in *" $wl "*) ;; *) continue ;; esac
     wait_idle
     log "# ==== round $round of $rounds: $wl"
     case $wl in
       W1) w1_round ;; W2) w2_round ;; W3) w3_round ;; W4) w4_round ;; W5) w5_round ;; W6) w6_round ;;
-      W7) w7_round ;;
+      W7) w7_round ;; W8) w8_round ;;
     esac
   done
 done
