@@ -1,12 +1,13 @@
 // Zero allocation per frame (issue 26): every primitive of the table (its
-// sample from primitive_cases.hpp), a scan and a cond, each compiled and run
-// in a Loaded::into frame loop on caller memory, allocate nothing in their
-// steady state, or are listed below with the reason (docs/embedding.md,
-// "Allocation per frame"). The collectives have no sample: only a map
-// computes them, and the map's trace rewrites them into other primitives,
-// so no program holds one at the top level.
+// sample from primitive_cases.hpp, and variants of other dtypes and sizes),
+// scans, an iterate, a cond and a map, each compiled and run in a
+// Loaded::into frame loop on caller memory, allocate nothing in their steady
+// state, or are listed below with the reason (docs/embedding.md, "Allocation
+// per frame"). The collectives (lanes_gather, lanes_sum) have no sample of
+// their own: only a map computes them, rewriting them into other primitives
+// as it batches the program that holds them; the map below runs one.
+#include <algorithm>
 #include <array>
-#include <cstring>
 #include <map>
 #include <new>
 #include <string_view>
@@ -97,7 +98,7 @@ long frame_allocations(const test::Case& c) {
 void check_frames(const std::vector<test::Case>& cases) {
   for (const test::Case& c : cases) {
     const auto known = known_allocators.find(c.prim);
-    INFO(info(c.prim).name << " on " << nx::name(c.operands[0].dtype()) << " operands");
+    INFO(info(c.prim).name << " on " << nx::name(c.operands.back().dtype()) << " operands");
     const long count = frame_allocations(c);
     if (known == known_allocators.end()) {
       CHECK(count == 0);
@@ -106,6 +107,49 @@ void check_frames(const std::vector<test::Case>& cases) {
       CHECK(count > 0);
     }
   }
+}
+
+// The elementwise primitives, reductions and arg reductions: those whose
+// samples below vary their operands' dtypes and shapes.
+bool varied(Prim p) {
+  switch (info(p).family) {
+    case Family::unary: case Family::binary: case Family::select: case Family::convert: case Family::reduce:
+    case Family::arg: return true;
+    default: return false;
+  }
+}
+
+// The samples of the varied primitives with each operand replaced by
+// operand(its prim, itself), where the primitive takes the result.
+template <class F> std::vector<test::Case> varied_samples(F operand) {
+  std::vector<test::Case> out;
+  for (test::Case c : test::samples()) {
+    if (!varied(c.prim)) continue;
+    for (Tensor& t : c.operands) t = operand(c.prim, t);
+    if (std::all_of(c.operands.begin(), c.operands.end(),
+                    [&](const Tensor& t) { return info(c.prim).accepts & dtype_class(t.dtype()); }))
+      out.push_back(std::move(c));
+  }
+  return out;
+}
+
+// (the conditions of select stay bool)
+Tensor integer(Prim, const Tensor& t) {
+  return t.dtype() == nx::bool_ ? t : nx::cast(nx::abs(t) * 1.5 + 1., nx::int32);  // (1 to 4: no division by 0)
+}
+Tensor boolean(Prim, const Tensor& t) { return t.dtype() == nx::bool_ ? t : nx::greater(t, 0.); }
+Tensor first_element(Prim, const Tensor& t) {
+  const std::vector<double> v{test::values(t)[0]};
+  return nx::create(t.dtype(), {}, std::span<const double>(v));
+}
+// 100 times longer along every axis: [2, 3] becomes [200, 300].
+Tensor longer(Prim p, const Tensor& t) {
+  static std::mt19937 rng(11);
+  nx::Shape shape = t.shape();
+  for (std::int64_t& n : shape) n *= 100;
+  if (t.dtype() == nx::bool_) return nx::greater(test::uniform(nx::float64, shape, -1, 1, rng), 0.);
+  const auto [lo, hi] = test::domain(p);
+  return test::uniform(t.dtype(), shape, lo, hi, rng);
 }
 
 // The reference interpreter (the VM's oracle) allocates as it goes, and
@@ -145,6 +189,39 @@ TEST_CASE("float32 samples of the differentiable primitives allocate nothing per
   check_frames(test::cases(nx::float32));
 }
 
+TEST_CASE("integer and bool operands allocate nothing per frame") {
+  if (!measured()) return;
+  check_frames(varied_samples(integer));
+  check_frames(varied_samples(boolean));
+}
+
+TEST_CASE("0-d operands, in scalar registers, allocate nothing per frame") {
+  if (!measured()) return;
+  std::vector<test::Case> scalars = varied_samples(first_element);
+  std::erase_if(scalars, [](const test::Case& c) {  // (a 0-d value has no axis 1 to reduce)
+    return info(c.prim).family == Family::reduce || info(c.prim).family == Family::arg;
+  });
+  check_frames(scalars);
+}
+
+TEST_CASE("operands of 60,000 elements (kernels of many blocks, split over threads) allocate nothing per frame") {
+  if (!measured()) return;
+  check_frames(varied_samples(longer));
+}
+
+TEST_CASE("products and decompositions of larger matrices allocate nothing per frame") {
+  if (!measured()) return;
+  std::mt19937 rng(3);
+  auto uniform = [&](nx::DType dtype, const nx::Shape& shape) { return test::uniform(dtype, shape, -1, 1, rng); };
+  const Tensor a = uniform(nx::float64, {2, 100, 100}) + nx::eye(nx::float64, 100) * 30.;  // (well conditioned)
+  check_frames({
+      {Prim::matmul, {uniform(nx::float64, {2, 200, 300}), uniform(nx::float64, {2, 300, 200})}, {}},
+      {Prim::matmul, {uniform(nx::float32, {400, 300}), uniform(nx::float32, {300, 200})}, {}},
+      {Prim::solve, {a, uniform(nx::float64, {2, 100, 20})}, {}},
+      {Prim::cholesky, {nx::matmul(a, nx::transpose(a, {0, 2, 1}))}, {}},
+  });
+}
+
 TEST_CASE("a compiled scan of 10 elementwise steps allocates nothing per frame") {
   if (!measured()) return;
   auto f = [](const Tensor& x) {
@@ -158,6 +235,35 @@ TEST_CASE("a compiled scan of 10 elementwise steps allocates nothing per frame")
   Tensor eager = x;
   for (int k = 0; k < warm_frames + counted_frames; ++k) eager = f(eager).first;
   CHECK(test::same_bits(state.view, eager));
+}
+
+TEST_CASE("a compiled scan over the rows of caller memory allocates nothing per frame") {
+  if (!measured()) return;
+  auto f = [](const Tensor& x, const Tensor& xs) {
+    return rune::scan([](const Tensor& c, const Tensor& row) { return std::pair{c * 0.75 + row, nx::sin(c)}; }, x, xs);
+  };
+  const Tensor x = nx::linspace(nx::float64, -1., 1., 8);
+  const Tensor xs = nx::reshape(nx::linspace(nx::float64, 0., 1., 80), {10, 8});
+  Memory state = Memory::holding(x), rows = Memory::holding(xs), ys(type_of(xs));
+  const std::pair<Tensor, Tensor> out{state.view, ys.view};
+  auto loaded = rune::Loaded<std::pair<Tensor, Tensor>(Tensor, Tensor)>(rune::jit(f).program(state.view, rows.view));
+  CHECK(allocations_of([&] { loaded.into(out, state.view, rows.view); }) == 0);
+  Tensor eager = x;
+  for (int k = 0; k < warm_frames + counted_frames; ++k) eager = f(eager, xs).first;
+  CHECK(test::same_bits(state.view, eager));
+}
+
+TEST_CASE("a compiled iterate allocates nothing per frame") {
+  if (!measured()) return;
+  auto f = [](const Tensor& x) {
+    auto until = [](const Tensor& c) { return nx::greater(nx::max(c), 10.); };
+    return rune::iterate(50, until, [](const Tensor& c) { return c * 1.5 + 0.25; }, x);
+  };
+  const Tensor x = nx::linspace(nx::float64, -1., 1., 8);
+  Memory start = Memory::holding(x), end(type_of(x));
+  auto loaded = rune::Loaded<Tensor(Tensor)>(rune::jit(f).program(start.view));
+  CHECK(allocations_of([&] { loaded.into(end.view, start.view); }) == 0);
+  CHECK(test::same_bits(end.view, f(x)));
 }
 
 TEST_CASE("a compiled cond allocates nothing per frame, whichever branch it takes") {
@@ -177,4 +283,18 @@ TEST_CASE("a compiled cond allocates nothing per frame, whichever branch it take
   Tensor eager = x;
   for (int k = 0; k < warm_frames + counted_frames; ++k) eager = f(nx::scalar(nx::bool_, k % 2 == 0), eager);
   CHECK(test::same_bits(state.view, eager));
+}
+
+TEST_CASE("a compiled map over a collective (rune::lanes) allocates nothing per frame") {
+  if (!measured()) return;
+  const rune::Axis rows = rune::axis();
+  auto f = [rows](const Tensor& x) {
+    return rune::vmap([rows](const Tensor& row) { return row - nx::max(rune::lanes(rows, row), {0}); }, rows)(x);
+  };
+  const Tensor x = nx::reshape(nx::linspace(nx::float64, -1., 1., 32), {4, 8});
+  Memory in = Memory::holding(x), out(type_of(x));
+  auto loaded = rune::Loaded<Tensor(Tensor)>(rune::jit(f).program(in.view));
+  CHECK(rune::to_string(loaded.program()).find("lanes") == std::string::npos);  // (batched into other primitives)
+  CHECK(allocations_of([&] { loaded.into(out.view, in.view); }) == 0);
+  CHECK(test::same_bits(out.view, f(x)));
 }
