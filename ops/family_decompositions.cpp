@@ -2,10 +2,12 @@
 // batch. float16 and bfloat16 compute in float32. A singular matrix (solve)
 // or one that is not positive definite (cholesky) gives NaN: under tracing
 // there is no one to tell, and NaN shows where it came from.
+#include <algorithm>
 #include <complex>
 #include <limits>
 #include <span>
-#include <vector>
+
+#include <boost/container/small_vector.hpp>
 
 #include "ops/concrete.hpp"
 #include "ops/type_checks.hpp"
@@ -81,15 +83,20 @@ template <class T> void solve_as(const Tensor& A, const Tensor& B, const Tensor&
   const std::int64_t n = s[s.size() - 2], k = s[s.size() - 1];
   const std::int64_t batches = n * k == 0 ? 0 : B.numel() / (n * k);
   Tensor a = contiguous(A), b = contiguous(B);
-  std::vector<T> ca(std::size_t(n * n)), cb(std::size_t(n * k));
-  std::vector<int> pivots(static_cast<std::size_t>(n));
+  // (LAPACK's column-major copies and pivots in pooled buffers: a frame
+  // loop calling solve allocates nothing)
+  const Tensor column_a = make_tensor(x.dtype(), {n * n}), column_b = make_tensor(x.dtype(), {n * k});
+  const Tensor pivot_buffer = make_tensor(int32, {n});
+  T *ca = data_of<T>(column_a), *cb = data_of<T>(column_b);
+  static_assert(sizeof(int) == sizeof(std::int32_t));
+  int* pivots = data_of<int>(pivot_buffer);
   for (std::int64_t i = 0; i < batches; ++i) {
-    to_columns(data_of<T>(a) + i * n * n, ca.data(), n, n);
-    to_columns(data_of<T>(b) + i * n * k, cb.data(), n, k);
+    to_columns(data_of<T>(a) + i * n * n, ca, n, n);
+    to_columns(data_of<T>(b) + i * n * k, cb, n, k);
     int info = 0;
-    gesv(int(n), int(k), ca.data(), pivots.data(), cb.data(), &info);
-    if (info != 0) std::fill(cb.begin(), cb.end(), not_a_number<T>());
-    to_rows(cb.data(), data_of<T>(x) + i * n * k, n, k);
+    gesv(int(n), int(k), ca, pivots, cb, &info);
+    if (info != 0) std::fill(cb, cb + n * k, not_a_number<T>());
+    to_rows(cb, data_of<T>(x) + i * n * k, n, k);
   }
 }
 
@@ -141,10 +148,10 @@ template <class T> void cholesky_as(const Tensor& A, const Tensor& l) {
 // into a float32 tensor then converted.
 template <class F> void into_lapack_type(std::span<const Tensor> x, const Tensor& out, F compute) {
   const DType d = lapack_dtype(out.dtype());
-  std::vector<Tensor> operands;
+  boost::container::small_vector<Tensor, 2> operands;
   for (const Tensor& t : x) operands.push_back(convert_elements(t, d));
   const Tensor result = d == out.dtype() ? out : make_tensor(d, out.shape());
-  auto run = [&](auto t) { compute(t, std::span<const Tensor>(operands), result); };
+  auto run = [&](auto t) { compute(t, std::span<const Tensor>(operands.data(), operands.size()), result); };
   switch (d) {
     case float32: run(float{}); break;
     case float64: run(double{}); break;

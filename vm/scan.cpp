@@ -7,6 +7,8 @@
 // written into its row of the stacked output.
 #include <cstring>
 
+#include <boost/container/small_vector.hpp>
+
 #include "ops/concrete.hpp"
 #include "vm/machine.hpp"
 
@@ -45,10 +47,14 @@ struct Stack {
   std::size_t row_bytes;
 };
 
+// (small vectors: a scan of a few carries, xs and ys allocates nothing
+// beyond its stacked outputs, which come from nx's pools)
+template <class T> using Few = boost::container::small_vector<T, 8>;
+
 struct Plan {
-  std::vector<Rows> rows;
-  std::vector<Move> scalar_carry, tensor_carry;  // step result register -> parameter register
-  std::vector<Stack> stacks;
+  Few<Rows> rows;
+  Few<Move> scalar_carry, tensor_carry;  // step result register -> parameter register
+  Few<Stack> stacks;
 };
 
 Plan plan(const ScanOp& scan, const Frame& f) {
@@ -103,8 +109,8 @@ void run_scan(const ScanOp& scan, Frame& f) {
   // The ys are written before the carry moves (a y may be a carry's
   // parameter), and the carry moves through a copy (a result may be
   // another carry's parameter).
-  std::vector<Scalar> scalars(p.scalar_carry.size());
-  std::vector<nx::Tensor> tensors(p.tensor_carry.size());
+  Few<Scalar> scalars(p.scalar_carry.size());
+  Few<nx::Tensor> tensors(p.tensor_carry.size());
   Scalar* s = sub.scalars.data();
   for (std::int64_t row = 0; row < scan.info.length; ++row) {
     for (const Rows& r : p.rows) put_row(sub, r, row);
