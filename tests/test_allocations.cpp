@@ -27,12 +27,8 @@ namespace {
 // The primitives whose compiled call allocates in its steady state, and why.
 // A primitive listed here that stops allocating fails the test: take it off
 // the list (and off docs/embedding.md).
-const std::map<Prim, std::string_view> known_allocators{
-    {Prim::take, "indices copied to int64 (being fixed)"},
-    {Prim::scatter_add, "indices copied to int64 (being fixed)"},
-    {Prim::dynamic_slice, "indices copied to int64 (being fixed)"},
-    {Prim::dynamic_update_slice, "indices copied to int64 (being fixed)"},
-};
+// (None today: the gathers and scatters read their indices in place.)
+const std::map<Prim, std::string_view> known_allocators{};
 
 // Caller memory holding one value (aligned for every dtype), and the
 // writable tensor borrowing it.
@@ -207,6 +203,44 @@ TEST_CASE("0-d operands, in scalar registers, allocate nothing per frame") {
 TEST_CASE("operands of 60,000 elements (kernels of many blocks, split over threads) allocate nothing per frame") {
   if (!measured()) return;
   check_frames(varied_samples(longer));
+}
+
+TEST_CASE("gathers and scatters by indices of every integer dtype, in drop mode too, allocate nothing per frame") {
+  if (!measured()) return;
+  std::mt19937 rng(5);
+  const Tensor rows = test::uniform(nx::float64, {6, 2}, -1, 1, rng), updates = test::uniform(nx::float64, {5, 2}, -1, 1, rng);
+  std::vector<test::Case> cases;
+  for (nx::DType dtype : {nx::int8, nx::int16, nx::int32, nx::int64, nx::uint8, nx::uint32, nx::uint64})
+    for (IndexMode mode : {IndexMode::clamp, IndexMode::drop}) {
+      Params q;
+      q.mode = mode;
+      const Tensor at = nx::cast(nx::create(nx::float64, {5}, {0, 5, 9, 2, 2}), dtype);
+      cases.push_back({Prim::take, {rows, at}, q});
+      cases.push_back({Prim::scatter_add, {rows, at, updates}, q});
+    }
+  check_frames(cases);
+}
+
+TEST_CASE("a step gathering, computing and segment-summing in one kernel allocates nothing per frame") {
+  if (!measured()) return;
+  auto spring = [](const std::array<Tensor, 3>& x) {
+    const Tensor d = nx::take(x[0], x[2], 0) - nx::take(x[0], x[1], 0);
+    const Tensor f = d * nx::tanh(d);
+    return nx::segment_sum(f, x[1], 8) - nx::segment_sum(f, x[2], 8) + x[0];
+  };
+  std::mt19937 rng(9);
+  std::vector<Memory> memory;
+  memory.push_back(Memory::holding(test::uniform(nx::float64, {8, 3}, -1, 1, rng)));
+  memory.push_back(Memory::holding(nx::create(nx::int32, {20}, {0, 1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4, 5, 6, 7, 7, 0, 3, 9, -1})));
+  memory.push_back(Memory::holding(nx::create(nx::int32, {20}, {1, 2, 3, 4, 5, 6, 7, 2, 3, 4, 5, 6, 7, 0, 1, 0, 5, 6, 1, 2})));
+  const std::array<Tensor, 3> args{memory[0].view, memory[1].view, memory[2].view};
+  const rune::Loaded<Tensor(std::array<Tensor, 3>)> loaded(rune::jit(spring).program(args));
+  const std::string code = rune::bytecode(loaded.program());
+  INFO(code);
+  CHECK(code.find(" = scatter_add ") != std::string::npos);  // (folded into the kernel that gathers)
+  Memory result(type_of(spring(args)));
+  CHECK(allocations_of([&] { loaded.into(result.view, args); }) == 0);
+  CHECK(test::same_bits(result.view, spring(args)));
 }
 
 TEST_CASE("products and decompositions of larger matrices allocate nothing per frame") {
