@@ -16,6 +16,7 @@
 #include "allocations.hpp"
 #include "helpers.hpp"
 #include "primitive_cases.hpp"
+#include "vm/code.hpp"
 #include "vm/executor.hpp"
 #include <rune/rune.hpp>
 
@@ -241,6 +242,25 @@ TEST_CASE("a step gathering, computing and segment-summing in one kernel allocat
   Memory result(type_of(spring(args)));
   CHECK(allocations_of([&] { loaded.into(result.view, args); }) == 0);
   CHECK(test::same_bits(result.view, spring(args)));
+}
+
+TEST_CASE("a code of more registers than a frame holds inline allocates nothing per frame") {
+  if (!measured()) return;
+  auto long_chain = [](const std::array<Tensor, 2>& x) {  // (each value a tensor register: over 32 of them)
+    Tensor y = x[0];
+    for (int k = 0; k < 24; ++k) y = nx::sin(y) * x[1] + double(k);
+    return y;
+  };
+  std::mt19937 rng(11);
+  Memory x(TensorType{nx::float64, {16}}), w(TensorType{nx::float64, {16}});
+  copy_elements(*test::uniform(nx::float64, {16}, -1, 1, rng).impl(), *x.view.impl());
+  copy_elements(*test::uniform(nx::float64, {16}, -1, 1, rng).impl(), *w.view.impl());
+  const std::array<Tensor, 2> args{x.view, w.view};
+  const rune::Loaded<Tensor(std::array<Tensor, 2>)> loaded(rune::jit(long_chain).program(args));
+  CHECK(loaded.program().code().tensors.size() > 32);
+  Memory result(TensorType{nx::float64, {16}});
+  CHECK(allocations_of([&] { loaded.into(result.view, args); }) == 0);
+  CHECK(test::same_bits(result.view, long_chain(args)));
 }
 
 TEST_CASE("products and decompositions of larger matrices allocate nothing per frame") {

@@ -12,6 +12,22 @@
 
 namespace rune::vm {
 
+// Memory for the registers of frames larger than their inline room (and a
+// large kernel's table of slot addresses): each thread keeps what its
+// frames gave back, by size class (powers of two), so a steady state of
+// calls allocates nothing (docs/embedding.md).
+void* frame_memory(std::size_t bytes);
+void give_back_frame_memory(void* p, std::size_t bytes) noexcept;
+
+template <class T> struct FrameAllocator {
+  using value_type = T;
+  FrameAllocator() = default;
+  template <class U> FrameAllocator(const FrameAllocator<U>&) {}
+  T* allocate(std::size_t n) { return static_cast<T*>(frame_memory(n * sizeof(T))); }
+  void deallocate(T* p, std::size_t n) noexcept { give_back_frame_memory(p, n * sizeof(T)); }
+  bool operator==(const FrameAllocator&) const { return true; }
+};
+
 // The registers of one run of a code. Every call runs in a frame of its
 // own, so several threads may run one code at once.
 struct Frame {
@@ -24,8 +40,8 @@ struct Frame {
   }
   const Code* code;
   // (a small code's registers live in the frame itself: no allocation)
-  boost::container::small_vector<Scalar, 32> scalars;
-  boost::container::small_vector<nx::Tensor, 32> tensors;
+  boost::container::small_vector<Scalar, 32, FrameAllocator<Scalar>> scalars;
+  boost::container::small_vector<nx::Tensor, 32, FrameAllocator<nx::Tensor>> tensors;
   // A call writing its results into the caller's memory (vm::execute_into):
   // its arguments and, per result, the buffer it goes to. Empty otherwise.
   std::span<const nx::Tensor> args, into;

@@ -34,8 +34,8 @@ constexpr std::int64_t block = MapKernel::block;
 constexpr std::size_t align = 64;
 using Place = MapKernel::Place;
 // Each slot's base address in one run (a kernel of up to 32 slots finds
-// them without allocating).
-using Bases = boost::container::small_vector<char*, 32>;
+// them in place; a larger one in its thread's frame memory).
+using Bases = boost::container::small_vector<char*, 32, FrameAllocator<char*>>;
 
 static_assert(block % nx::ops::kernels::reduce_piece == 0 && nx::ops::reduce_segment % block == 0,
               "a reduction's pieces are whole blocks, its segments too");
