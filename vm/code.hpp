@@ -188,6 +188,7 @@ struct MapKernel {
     Location out;           // the result
     nx::Shape shape;        // the result's: the leading axes kept ([] for all)
     nx::ops::kernels::ReducePieces pieces{};
+    nx::ops::kernels::ShortRows short_rows = nullptr;  // rows of the kernel's `reduced` elements, when they are short
   };
   static constexpr std::size_t max_reductions = 8;
   static constexpr std::int64_t block = 512;  // the elements a kernel computes at a time

@@ -544,8 +544,11 @@ class Compiler {
     for (std::size_t i : reductions) {
       const ir::Equation& eq = p_.equations[i];
       const int v = eq.inputs[0];
+      const kernels::Table& K = kernels::table();
+      const int d = int(type(v).dtype);
+      const bool short_rows = group_reduced > 1 && group_reduced <= K.short_row_elements[d];
       m.reductions.push_back({eq.prim, slot_of.at(v), home(eq.outputs[0]), type(eq.outputs[0]).shape,
-                              kernels::table().reduce_pieces[int(eq.prim)][int(type(v).dtype)]});
+                              K.reduce_pieces[int(eq.prim)][d], short_rows ? K.short_rows[int(eq.prim)][d] : nullptr});
     }
     auto whole = [&](int v) {  // (a tensor the kernel's scatters read in place)
       m.slots.push_back({.source = MapKernel::Source::whole, .reg = tensor_register(v), .dtype = type(v).dtype});

@@ -346,6 +346,10 @@ void reduce_short_rows(const MapKernel& m, const Blocks& blocks, std::int64_t fi
       const MapKernel::Reduction& reduction = m.reductions[r];
       const char* in = blocks.ptr(reduction.slot, begin);
       const std::size_t in_row = std::size_t(row) * results.size[r];
+      if (reduction.short_rows) {  // (rows of a few elements: one loop, no accumulators' round trip)
+        reduction.short_rows(k, row, in, results.at[r] + std::size_t(r0) * results.size[r]);
+        continue;
+      }
       for (std::int64_t j = 0; j < k; ++j) {
         ReduceState state;
         reduction.pieces.start(state.bytes);

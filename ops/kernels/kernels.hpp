@@ -36,6 +36,12 @@ struct ReducePieces {
 };
 inline constexpr std::int64_t reduce_piece = 64;
 inline constexpr std::size_t reduce_state_bytes = 256;
+// `rows` contiguous rows of n elements each reduced to one, with the bits
+// of the pieces over each row, for rows of at most short_row_elements
+// (2 to 32 elements: the accumulators of one row, loops.hpp). One scalar
+// loop at every instruction set (the order of a reduction is the same at
+// every one), for float32 and float64 sums, products, maxima and minima.
+using ShortRows = void (*)(std::int64_t rows, std::int64_t n, const void* in, void* out);
 // Index of the first maximum (minimum) of n elements with stride s; NaN wins.
 using ArgRow = std::int32_t (*)(std::int64_t n, const void* in, std::int64_t s);
 
@@ -52,6 +58,8 @@ struct Table {
   UnaryRow convert[dtype_count][dtype_count] = {};  // [from][to]
   ReduceRow reduce[prim_count][dtype_count] = {};
   ReducePieces reduce_pieces[prim_count][dtype_count] = {};
+  ShortRows short_rows[prim_count][dtype_count] = {};
+  std::int64_t short_row_elements[dtype_count] = {};
   ArgRow arg[prim_count][dtype_count] = {};
   const char* arch = "generic";
 };

@@ -202,6 +202,27 @@ template <Prim P, class T> struct ScalarReduce {
   [[gnu::noinline]] static void partial(const void* state, void* out) { *static_cast<A*>(out) = combined(state); }
 };
 
+// Rows of n <= L elements reduced in the order above, without the
+// accumulators' round trip: each of the row's lanes is the identity
+// combined with its element, the lanes past n hold the identity, and
+// combining a lane with the identity leaves it as it is (a float lane of a
+// sum is never -0 once 0 has been added to it; x * 1, max(x, -inf) and
+// min(x, inf) are x, NaN included), so the halves combine only lanes below
+// n. For float32 and float64 (an accumulator of the element's type).
+template <Prim P, class T> void short_rows(std::int64_t rows, std::int64_t n, const void* in_, void* out_) {
+  static_assert(std::is_floating_point_v<T> && !is_logical_reduce<P>);
+  constexpr int L = reduce_lanes<T>;
+  const T* in = static_cast<const T*>(in_);
+  T* out = static_cast<T*>(out_);
+  for (std::int64_t r = 0; r < rows; ++r, in += n) {
+    T lane[L];
+    for (std::int64_t k = 0; k < n; ++k) lane[k] = Reducer<P>::template combine<T>(Reducer<P>::template identity<T>(), in[k]);
+    for (std::int64_t w = L / 2; w >= 1; w /= 2)
+      for (std::int64_t k = 0; k < w && k + w < n; ++k) lane[k] = Reducer<P>::template combine<T>(lane[k], lane[k + w]);
+    out[r] = lane[0];
+  }
+}
+
 template <Prim P, class T> std::int32_t arg_loop(std::int64_t n, const void* in_, std::int64_t s) {
   const T* in = static_cast<const T*>(in_);
   using CT = compute_t<T>;

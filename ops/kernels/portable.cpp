@@ -40,6 +40,10 @@ template <Prim P, DType D> void fill_one(Table& t) {
       using Pieces = ScalarReduce<P, T>;
       t.reduce[int(P)][int(D)] = &reduce_whole<Pieces>;
       t.reduce_pieces[int(P)][int(D)] = {&Pieces::start, &Pieces::add, &Pieces::finish, &Pieces::partial};
+      if constexpr (std::is_floating_point_v<T> && !is_logical_reduce<P>) {
+        t.short_rows[int(P)][int(D)] = &short_rows<P, T>;
+        t.short_row_elements[int(D)] = reduce_lanes<T>;
+      }
     } else if constexpr (I.family == Family::arg) {
       t.arg[int(P)][int(D)] = &arg_loop<P, T>;
     }
