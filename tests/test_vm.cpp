@@ -71,6 +71,18 @@ void chain_as_eager(const Tensor& x) {
   CHECK(same_bits(compiled(x), eager));
 }
 
+// A cloth-like mesh: 300 masses' positions (float64 [300, 2]) and the int32
+// ends of 1,097 springs between them.
+std::tuple<Tensor, Tensor, Tensor> springs() {
+  const Tensor pos = nx::reshape(nx::linspace(nx::float64, -3., 4., 2 * 300), {300, 2});
+  std::vector<double> ends(1097 * 2);
+  for (std::size_t k = 0; k < ends.size(); ++k) ends[k] = double((k * 7919) % 300);
+  auto ids = [&](std::size_t from) {
+    return nx::cast(nx::create(nx::float64, {1097}, std::span<const double>(ends.data() + from, 1097)), nx::int32);
+  };
+  return {pos, ids(0), ids(1097)};
+}
+
 std::size_t count(const std::string& text, const std::string& word) {
   std::size_t n = 0;
   for (std::size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) ++n;
@@ -382,11 +394,7 @@ TEST_CASE("takes along axis 0 feeding a map kernel are gathered in its blocks, w
     const Tensor d = nx::take(pos, b, 0) - nx::take(pos, a, 0);
     return d * d * 0.5 + 1.;
   };
-  const Tensor pos = nx::reshape(nx::linspace(nx::float64, -3., 4., 2 * 300), {300, 2});
-  std::vector<double> ends(1097 * 2);
-  for (std::size_t k = 0; k < ends.size(); ++k) ends[k] = double((k * 7919) % 300);
-  const Tensor a = nx::cast(nx::create(nx::float64, {1097}, std::span<const double>(ends.data(), 1097)), nx::int32);
-  const Tensor b = nx::cast(nx::create(nx::float64, {1097}, std::span<const double>(ends.data() + 1097, 1097)), nx::int32);
+  const auto [pos, a, b] = springs();
   const std::string text = listing(stretch, pos, a, b);
   INFO(text);
   CHECK(count(text, "  call ") == 0);
@@ -447,11 +455,7 @@ TEST_CASE("segment sums and scatter_adds along axis 0 of a kernel's values are a
     const Tensor f = nx::tanh(nx::take(pos, b, 0) - nx::take(pos, a, 0)) * 3.;
     return nx::segment_sum(f, a, 300) - nx::segment_sum(f, b, 300);
   };
-  const Tensor pos = nx::reshape(nx::linspace(nx::float64, -3., 4., 2 * 300), {300, 2});
-  std::vector<double> ends(1097 * 2);
-  for (std::size_t k = 0; k < ends.size(); ++k) ends[k] = double((k * 7919) % 300);
-  const Tensor a = nx::cast(nx::create(nx::float64, {1097}, std::span<const double>(ends.data(), 1097)), nx::int32);
-  const Tensor b = nx::cast(nx::create(nx::float64, {1097}, std::span<const double>(ends.data() + 1097, 1097)), nx::int32);
+  const auto [pos, a, b] = springs();
   const std::string text = listing(forces, pos, a, b);
   INFO(text);
   CHECK(count(text, "  map ") == 1);
