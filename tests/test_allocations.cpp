@@ -209,7 +209,8 @@ TEST_CASE("operands of 60,000 elements (kernels of many blocks, split over threa
 TEST_CASE("gathers and scatters by indices of every integer dtype, in drop mode too, allocate nothing per frame") {
   if (!measured()) return;
   std::mt19937 rng(5);
-  const Tensor rows = test::uniform(nx::float64, {6, 2}, -1, 1, rng), updates = test::uniform(nx::float64, {5, 2}, -1, 1, rng);
+  const Tensor rows = test::uniform(nx::float64, {6, 2}, -1, 1, rng);
+  const Tensor updates = test::uniform(nx::float64, {5, 2}, -1, 1, rng);
   std::vector<test::Case> cases;
   for (nx::DType dtype : {nx::int8, nx::int16, nx::int32, nx::int64, nx::uint8, nx::uint32, nx::uint64})
     for (IndexMode mode : {IndexMode::clamp, IndexMode::drop}) {
@@ -232,8 +233,10 @@ TEST_CASE("a step gathering, computing and segment-summing in one kernel allocat
   std::mt19937 rng(9);
   std::vector<Memory> memory;
   memory.push_back(Memory::holding(test::uniform(nx::float64, {8, 3}, -1, 1, rng)));
-  memory.push_back(Memory::holding(nx::create(nx::int32, {20}, {0, 1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4, 5, 6, 7, 7, 0, 3, 9, -1})));
-  memory.push_back(Memory::holding(nx::create(nx::int32, {20}, {1, 2, 3, 4, 5, 6, 7, 2, 3, 4, 5, 6, 7, 0, 1, 0, 5, 6, 1, 2})));
+  memory.push_back(Memory::holding(nx::create(nx::int32, {20},
+                                                {0, 1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4, 5, 6, 7, 7, 0, 3, 9, -1})));
+  memory.push_back(Memory::holding(nx::create(nx::int32, {20},
+                                                {1, 2, 3, 4, 5, 6, 7, 2, 3, 4, 5, 6, 7, 0, 1, 0, 5, 6, 1, 2})));
   const std::array<Tensor, 3> args{memory[0].view, memory[1].view, memory[2].view};
   const rune::Loaded<Tensor(std::array<Tensor, 3>)> loaded(rune::jit(spring).program(args));
   const std::string code = rune::bytecode(loaded.program());

@@ -449,7 +449,7 @@ TEST_CASE("takes along axis 0 feeding a map kernel are gathered in its blocks, w
   CHECK(same_bits(rune::jit(pulled)(weights, owners), pulled(weights, owners)));
 }
 
-TEST_CASE("segment sums and scatter_adds along axis 0 of a kernel's values are added block by block, with eager's bits") {
+TEST_CASE("segment sums and scatter_adds along axis 0 of a kernel's values are added block by block, as eager adds") {
   // The two sums of a spring force over its ends: one pass over the springs, then one over the masses.
   auto forces = [](const Tensor& pos, const Tensor& a, const Tensor& b) {
     const Tensor f = nx::tanh(nx::take(pos, b, 0) - nx::take(pos, a, 0)) * 3.;
@@ -479,7 +479,8 @@ TEST_CASE("segment sums and scatter_adds along axis 0 of a kernel's values are a
   }
   auto counted = [](const Tensor& x, const Tensor& i, const Tensor& u) { return nx::scatter_add(x, i, u * u + 1); };
   const Tensor ints = nx::cast(nx::linspace(nx::float64, -5., 5., 7), nx::int32);
-  same_on_both(*compiled(counted, nx::zeros(nx::int32, {4}), wrapped, ints), {nx::zeros(nx::int32, {4}), wrapped, ints});
+  const Tensor counts = nx::zeros(nx::int32, {4});
+  same_on_both(*compiled(counted, counts, wrapped, ints), {counts, wrapped, ints});
   const std::int64_t n = 1000000;
   const Tensor many = nx::cast(nx::floor(nx::linspace(nx::float64, 0., 999., n)), nx::uint32);
   const Tensor values = nx::linspace(nx::float64, -1., 1., n);
@@ -501,7 +502,7 @@ TEST_CASE("segment sums and scatter_adds along axis 0 of a kernel's values are a
   CHECK(same_bits(rune::jit(fed_back)(v5, ids), fed_back(v5, ids)));
 }
 
-TEST_CASE("sums, products, maxima and minima of a kernel's short rows give eager's bits, signed zeros and NaN included") {
+TEST_CASE("sums, products, maxima and minima of a kernel's short rows give eager's bits, signed zeros and NaN too") {
   // (rows of at most 16 float64 or 32 float32 elements are folded by one loop: kernels::short_rows). Two
   // sets, so that no row meets two different NaNs, whose payload's survival varies by loop (docs/vm.md "Bits").
   const double inf = std::numeric_limits<double>::infinity();

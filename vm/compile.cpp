@@ -222,10 +222,14 @@ class Compiler {
            !home(eq.outputs[0]).scalar && !home(eq.inputs[0]).scalar && !home(eq.inputs[1]).scalar;
   }
 
+  // The elements of each row along axis 0 of a value of `shape`.
+  static std::int64_t row_elements(const nx::Shape& shape) {
+    return nx::numel(nx::Shape(shape.begin() + 1, shape.end()));
+  }
+
   // The elements of each row a pending take gathers (its operand's row).
   std::int64_t gathered_row(int v) const {
-    const nx::Shape& operand = type(p_.equations[pending_takes_.at(v)].inputs[0]).shape;
-    return nx::numel(nx::Shape(operand.begin() + 1, operand.end()));
+    return row_elements(type(p_.equations[pending_takes_.at(v)].inputs[0]).shape);
   }
 
   // Whether a kernel of `shape` in rows of `row` (0: none) whose
@@ -374,10 +378,7 @@ class Compiler {
   }
 
   // The elements of each row a scatter_add adds (its operand's row).
-  std::int64_t scattered_row(const ir::Equation& eq) const {
-    const nx::Shape& operand = type(eq.inputs[0]).shape;
-    return nx::numel(nx::Shape(operand.begin() + 1, operand.end()));
-  }
+  std::int64_t scattered_row(const ir::Equation& eq) const { return row_elements(type(eq.inputs[0]).shape); }
 
   // A scatter_add along axis 0 of a value the open kernel computes, of the
   // kernel's shape, into an operand and by indices computed before it, in
@@ -485,6 +486,10 @@ class Compiler {
     m.shape = group_.shape;
     m.size = nx::numel(m.shape);
     std::unordered_map<int, std::int32_t> slot_of;
+    auto whole = [&](int v) {  // (a tensor the kernel's gathers and scatters read in place)
+      m.slots.push_back({.source = MapKernel::Source::whole, .reg = tensor_register(v), .dtype = type(v).dtype});
+      return std::int32_t(m.slots.size() - 1);
+    };
     auto slot = [&](int v) {
       auto found = slot_of.find(v);
       if (found != slot_of.end()) return found->second;
@@ -495,12 +500,9 @@ class Compiler {
       if (pending_takes_.count(v)) {
         const ir::Equation& take = p_.equations[pending_takes_.at(v)];
         const int operand = take.inputs[0], indices = take.inputs[1];
-        materialize(operand);
-        materialize(indices);
         const std::int64_t row = gathered_row(v);
-        m.slots.push_back({.source = MapKernel::Source::whole, .reg = home(indices).index, .dtype = type(indices).dtype});
-        s.indices = std::int32_t(m.slots.size() - 1);
-        s.reg = home(operand).index;
+        s.indices = whole(indices);
+        s.reg = tensor_register(operand);
         s.source = MapKernel::Source::indexed;
         m.indexed.push_back({std::int32_t(m.slots.size()), row, type(operand).shape[0], take.params.mode,
                              nx::ops::gather_rows(type(indices).dtype, take.params.mode,
@@ -550,10 +552,6 @@ class Compiler {
       m.reductions.push_back({eq.prim, slot_of.at(v), home(eq.outputs[0]), type(eq.outputs[0]).shape,
                               K.reduce_pieces[int(eq.prim)][d], short_rows ? K.short_rows[int(eq.prim)][d] : nullptr});
     }
-    auto whole = [&](int v) {  // (a tensor the kernel's scatters read in place)
-      m.slots.push_back({.source = MapKernel::Source::whole, .reg = tensor_register(v), .dtype = type(v).dtype});
-      return std::int32_t(m.slots.size() - 1);
-    };
     for (std::size_t i : scatters) {
       const ir::Equation& eq = p_.equations[i];
       const ir::TensorType& operand = type(eq.inputs[0]);

@@ -108,7 +108,8 @@ void plan_places(MapKernel& m) {
     m.places.push_back(place);
   }
   m.single_block = m.size <= MapKernel::block && m.reductions.empty() && m.row == 0 && m.spread.empty() &&
-                   m.gathered.empty() && m.indexed.empty() && m.scatters.empty() && m.rows_bytes == 0 && m.slots.size() <= MapKernel::one_block_slots;
+                   m.gathered.empty() && m.indexed.empty() && m.scatters.empty() && m.rows_bytes == 0 &&
+                   m.slots.size() <= MapKernel::one_block_slots;
 }
 
 // A kernel writing more than streaming_threshold() bytes writes the results

@@ -216,9 +216,11 @@ template <Prim P, class T> void short_rows(std::int64_t rows, std::int64_t n, co
   T* out = static_cast<T*>(out_);
   for (std::int64_t r = 0; r < rows; ++r, in += n) {
     T lane[L];
-    for (std::int64_t k = 0; k < n; ++k) lane[k] = Reducer<P>::template combine<T>(Reducer<P>::template identity<T>(), in[k]);
+    for (std::int64_t k = 0; k < n; ++k)
+      lane[k] = Reducer<P>::template combine<T>(Reducer<P>::template identity<T>(), in[k]);
     for (std::int64_t w = L / 2; w >= 1; w /= 2)
-      for (std::int64_t k = 0; k < w && k + w < n; ++k) lane[k] = Reducer<P>::template combine<T>(lane[k], lane[k + w]);
+      for (std::int64_t k = 0; k < w && k + w < n; ++k)
+        lane[k] = Reducer<P>::template combine<T>(lane[k], lane[k + w]);
     out[r] = lane[0];
   }
 }
