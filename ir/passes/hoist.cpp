@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "ir/passes/canonical.hpp"
+#include "ir/passes/dce.hpp"
 
 namespace rune::ir {
 
@@ -89,9 +90,52 @@ Invariant invariant_part(const Program& sub, std::size_t first_capture) {
   return out;
 }
 
+// Drops the captures a sub-program no longer reads (what read them moved
+// out), from its parameters and the loop's inputs.
+Program without_unread_captures(Equation& loop, const Body& body, Program sub) {
+  std::vector<bool> read(sub.types.size(), false);
+  for (const Equation& eq : sub.equations)
+    for (int v : eq.inputs) read[std::size_t(v)] = true;
+  for (int v : sub.results) read[std::size_t(v)] = true;
+  for (std::size_t k = sub.params.size(); k-- > body.first_capture;) {
+    if (read[std::size_t(sub.params[k])]) continue;
+    sub.params.erase(sub.params.begin() + long(k));
+    loop.inputs.erase(loop.inputs.begin() + long(body.first_input + k - body.first_capture));
+    if (loop.kind == OpKind::iterate && body.program == 0) --std::get<IterateInfo>(loop.info).until_captures;
+  }
+  return sub;
+}
+
+// The sub-program without the moved equations, reading the crossing values
+// as new captures that the loop passes in (`outside` gives their values in
+// the enclosing program).
+void pass_crossing_in(Equation& loop, const Body& body, const Invariant& part, const std::unordered_map<int, int>& outside) {
+  const Program& sub = *loop.programs[body.program];
+  Program inside = sub;
+  inside.equations.clear();
+  for (std::size_t i = 0; i < sub.equations.size(); ++i)
+    if (!part.moved[i]) inside.equations.push_back(sub.equations[i]);
+  std::unordered_map<int, int> captured;  // a crossing value -> its new parameter
+  for (std::size_t k = 0; k < part.crossing.size(); ++k) {
+    const int v = part.crossing[k];
+    inside.params.push_back(captured[v] = inside.add_value(sub.types[std::size_t(v)]));
+    loop.inputs.insert(loop.inputs.begin() + long(body.new_captures_at + k), outside.at(v));
+  }
+  if (loop.kind == OpKind::iterate && body.program == 0)
+    std::get<IterateInfo>(loop.info).until_captures += int(part.crossing.size());
+  auto read = [&](int& v) {
+    if (auto c = captured.find(v); c != captured.end()) v = c->second;
+  };
+  for (Equation& eq : inside.equations)
+    for (int& v : eq.inputs) read(v);
+  for (int& v : inside.results) read(v);
+  // (what only the moved equations read is dead now, captures among it)
+  loop.programs[body.program] = std::make_shared<Program>(without_unread_captures(loop, body, eliminate_dead_code(inside)));
+}
+
 // Moves the invariant part of one of the loop's sub-programs into `outer`
 // (appended, before the loop, which comes next) and passes it to the
-// sub-program as new captures. What stays behind unread is left to DCE.
+// sub-program as new captures.
 void hoist_from(Equation& loop, const Body& body, Program& outer) {
   const Program& sub = *loop.programs[body.program];
   const Invariant part = invariant_part(sub, body.first_capture);
@@ -107,23 +151,7 @@ void hoist_from(Equation& loop, const Body& body, Program& outer) {
     for (int& v : copy.outputs) v = outside[v] = outer.add_value(sub.types[std::size_t(v)]);
     outer.equations.push_back(std::move(copy));
   }
-  Program inside = sub;
-  std::unordered_map<int, int> captured;  // a crossing value -> its new parameter
-  for (std::size_t k = 0; k < part.crossing.size(); ++k) {
-    const int v = part.crossing[k];
-    const int param = captured[v] = inside.add_value(sub.types[std::size_t(v)]);
-    inside.params.push_back(param);
-    loop.inputs.insert(loop.inputs.begin() + long(body.new_captures_at + k), outside.at(v));
-  }
-  auto read = [&](int& v) {
-    if (auto c = captured.find(v); c != captured.end()) v = c->second;
-  };
-  for (Equation& eq : inside.equations)
-    for (int& v : eq.inputs) read(v);
-  for (int& v : inside.results) read(v);
-  loop.programs[body.program] = std::make_shared<Program>(std::move(inside));
-  if (loop.kind == OpKind::iterate && body.program == 0)
-    std::get<IterateInfo>(loop.info).until_captures += int(part.crossing.size());
+  pass_crossing_in(loop, body, part, outside);
 }
 
 Program hoisted(const Program& program) {

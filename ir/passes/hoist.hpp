@@ -2,7 +2,8 @@
 // step, an iterate's until and step) that depend only on its captures and
 // constants are computed once, before the loop, in the enclosing program,
 // and passed in as new captures: new trailing inputs of the loop and
-// parameters of the sub-program (an until's before the step's captures).
+// parameters of the sub-program (an until's before the step's captures);
+// the captures it then no longer reads are dropped.
 //
 // What moves: primitive equations all of whose inputs are captures,
 // constants or values of such equations (invariant), and only those that
