@@ -45,39 +45,40 @@ bool movable(const Equation& eq) {
 // (constants among them, copied) and, in order, the values of them the
 // sub-program still reads, which become its new captures.
 struct Invariant {
-  std::vector<bool> moved;  // per equation of the sub-program
+  std::vector<bool> moved;      // per equation of the sub-program
+  std::vector<bool> invariant;  // per equation: a primitive that could move (moved, or read by no value staying)
   std::vector<int> crossing;
 };
 
 Invariant invariant_part(const Program& sub, std::size_t first_capture) {
-  std::vector<bool> invariant(sub.types.size(), false);
-  std::vector<int> defined_by(sub.types.size(), -1);  // the equation, when it moves or is a constant
-  for (std::size_t k = first_capture; k < sub.params.size(); ++k) invariant[std::size_t(sub.params[k])] = true;
+  Invariant out;
+  out.moved.assign(sub.equations.size(), false);
+  out.invariant.assign(sub.equations.size(), false);
+  std::vector<bool> fixed(sub.types.size(), false);    // the value is the same on every trip
+  std::vector<int> defined_by(sub.types.size(), -1);  // of a fixed value: its equation
+  for (std::size_t k = first_capture; k < sub.params.size(); ++k) fixed[std::size_t(sub.params[k])] = true;
   for (std::size_t i = 0; i < sub.equations.size(); ++i) {
     const Equation& eq = sub.equations[i];
-    bool fixed = eq.kind == OpKind::constant || movable(eq);
-    for (int v : eq.inputs) fixed = fixed && invariant[std::size_t(v)];
-    if (!fixed) continue;
-    invariant[std::size_t(eq.outputs[0])] = true;
+    bool same = eq.kind == OpKind::constant || movable(eq);
+    for (int v : eq.inputs) same = same && fixed[std::size_t(v)];
+    if (!same) continue;
+    fixed[std::size_t(eq.outputs[0])] = true;
     defined_by[std::size_t(eq.outputs[0])] = int(i);
+    out.invariant[i] = eq.kind == OpKind::primitive;
   }
-  auto moves = [&](int v) {
-    const int i = defined_by[std::size_t(v)];
-    return i >= 0 && sub.equations[std::size_t(i)].kind == OpKind::primitive;
-  };
-  Invariant out;
+  // The crossing values: of invariant primitives, read by what stays.
   std::vector<bool> crosses(sub.types.size(), false);
   auto cross = [&](int v) {
-    if (!moves(v) || crosses[std::size_t(v)]) return;
+    const int i = defined_by[std::size_t(v)];
+    if (i < 0 || !out.invariant[std::size_t(i)] || crosses[std::size_t(v)]) return;
     crosses[std::size_t(v)] = true;
     out.crossing.push_back(v);
   };
-  for (const Equation& eq : sub.equations)
-    if (eq.outputs.empty() || defined_by[std::size_t(eq.outputs[0])] < 0 || eq.kind == OpKind::constant)
-      for (int v : eq.inputs) cross(v);
+  for (std::size_t i = 0; i < sub.equations.size(); ++i)
+    if (!out.invariant[i])
+      for (int v : sub.equations[i].inputs) cross(v);
   for (int v : sub.results) cross(v);
-  // Backward from the crossing values: what they are computed from.
-  out.moved.assign(sub.equations.size(), false);
+  // Backward from them: what they are computed from.
   std::vector<int> pending = out.crossing;
   while (!pending.empty()) {
     const int v = pending.back();
@@ -106,7 +107,8 @@ Program without_unread_captures(Equation& loop, const Body& body, Program sub) {
   return sub;
 }
 
-// The sub-program without the moved equations, reading the crossing values
+// The sub-program without its invariant primitives (those not moved are
+// read by no value staying, so they are dead), reading the crossing values
 // as new captures that the loop passes in (`outside` gives their values in
 // the enclosing program).
 void pass_crossing_in(Equation& loop, const Body& body, const Invariant& part, const std::unordered_map<int, int>& outside) {
@@ -114,7 +116,7 @@ void pass_crossing_in(Equation& loop, const Body& body, const Invariant& part, c
   Program inside = sub;
   inside.equations.clear();
   for (std::size_t i = 0; i < sub.equations.size(); ++i)
-    if (!part.moved[i]) inside.equations.push_back(sub.equations[i]);
+    if (!part.invariant[i]) inside.equations.push_back(sub.equations[i]);
   std::unordered_map<int, int> captured;  // a crossing value -> its new parameter
   for (std::size_t k = 0; k < part.crossing.size(); ++k) {
     const int v = part.crossing[k];
