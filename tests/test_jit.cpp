@@ -559,11 +559,12 @@ TEST_CASE("a scan step's values of its captures alone are computed once, before 
   CHECK(same_bits(got.first, unsimplified[0]));
   CHECK(same_bits(got.second, unsimplified[1]));
   // its derivative and its batched form read the new captures as any others
-  auto loss = [&](auto&& g) { return [g](const Tensor& cc) { return nx::sum(g(nx::reshape(nx::arange(nx::float64, 0, 15) * 0.37, {5, 3}), cc, nx::create(nx::int32, {3}, {4, -7, 9})).first); }; };
+  auto loss = [&](auto&& g) { return [g, xs, ids](const Tensor& cc) { return nx::sum(g(xs, cc, ids).first); }; };
   // (a derivative of a compiled function differentiates the program with
   // the passes: the cotangent of a hoisted value summed over the rows, then
   // taken back through exp once, may differ in its last bits)
-  const std::vector<double> compiled_grad = values(rune::grad(loss(compiled))(c)), eager_grad = values(rune::grad(loss(f))(c));
+  const std::vector<double> compiled_grad = values(rune::grad(loss(compiled))(c));
+  const std::vector<double> eager_grad = values(rune::grad(loss(f))(c));
   for (std::size_t k = 0; k < 3; ++k) CHECK(compiled_grad[k] == Approx(eager_grad[k]).epsilon(1e-14));
   const Tensor cs = nx::stack({c, c * 0.5});
   auto one_c = [&](auto&& g) { return [g, xs, ids](const Tensor& cc) { return g(xs, cc, ids).second; }; };
@@ -612,7 +613,8 @@ TEST_CASE("nested scans: an inner step's invariants move out as far as they are 
     return rune::scan(
         [&](const Tensor& acc, const Tensor& row) {
           Tensor inner = rune::scan([&](const Tensor& a) {
-                           Tensor next = a * nx::exp(c) + nx::sin(row);  // exp(c): the function's; sin(row): the outer row's
+                           // exp(c): the function's; sin(row): the outer row's
+                           Tensor next = a * nx::exp(c) + nx::sin(row);
                            return std::pair{next, next};
                          }, acc, std::int64_t(3)).first;
           return std::pair{inner, nx::sum(inner)};
@@ -672,8 +674,10 @@ TEST_CASE("values of constants alone are folded into one constant when the progr
   CHECK(same_bits(rune::jit(f)(x), f(x)));
   // inside a step too
   auto g = [](const Tensor& xs) {
-    return rune::scan([](const Tensor& acc, const Tensor& row) { return std::pair{acc + row * nx::exp(nx::scalar(nx::float64, 0.5)), acc}; },
-                      nx::scalar(nx::float64, 0.), xs).first;
+    auto step = [](const Tensor& acc, const Tensor& row) {
+      return std::pair{acc + row * nx::exp(nx::scalar(nx::float64, 0.5)), acc};
+    };
+    return rune::scan(step, nx::scalar(nx::float64, 0.), xs).first;
   };
   const rune::Program in_step = rune::jit(g).program(x);
   const rune::ir::Program& q = in_step.ir();

@@ -111,7 +111,8 @@ Program without_unread_captures(Equation& loop, const Body& body, Program sub) {
 // read by no value staying, so they are dead), reading the crossing values
 // as new captures that the loop passes in (`outside` gives their values in
 // the enclosing program).
-void pass_crossing_in(Equation& loop, const Body& body, const Invariant& part, const std::unordered_map<int, int>& outside) {
+void pass_crossing_in(Equation& loop, const Body& body, const Invariant& part,
+                      const std::unordered_map<int, int>& outside) {
   const Program& sub = *loop.programs[body.program];
   Program inside = sub;
   inside.equations.clear();
@@ -132,7 +133,8 @@ void pass_crossing_in(Equation& loop, const Body& body, const Invariant& part, c
     for (int& v : eq.inputs) read(v);
   for (int& v : inside.results) read(v);
   // (what only the moved equations read is dead now, captures among it)
-  loop.programs[body.program] = std::make_shared<Program>(without_unread_captures(loop, body, eliminate_dead_code(inside)));
+  inside = without_unread_captures(loop, body, eliminate_dead_code(inside));
+  loop.programs[body.program] = std::make_shared<Program>(std::move(inside));
 }
 
 // Moves the invariant part of one of the loop's sub-programs into `outer`
