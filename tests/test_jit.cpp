@@ -586,14 +586,15 @@ TEST_CASE("a scan of no rows still gives its results with what it hoisted comput
 
 TEST_CASE("an iterate's until and step hoist their invariants as until's and the step's captures") {
   using nx::ops::Prim;
-  auto f = [](const Tensor& x, const Tensor& c) {
+  // (d stays a capture of the step: until's new captures come before it)
+  auto f = [](const Tensor& x, const Tensor& c, const Tensor& d) {
     return rune::iterate(
         100, [&](const Tensor& v) { return nx::greater(nx::sum(v), nx::sum(nx::exp(c))); },
-        [&](const Tensor& v) { return v + nx::sqrt(c) * 0.5; }, x);
+        [&](const Tensor& v) { return v + nx::sqrt(c) * 0.5 + v * d; }, x);
   };
-  const Tensor x = f64({3}, {0, 0.25, -1}), c = f64({3}, {1.5, 0.75, 2.25});
+  const Tensor x = f64({3}, {0, 0.25, -1}), c = f64({3}, {1.5, 0.75, 2.25}), d = f64({3}, {0.125, 0.5, 0.25});
   auto compiled = rune::jit(f);
-  const rune::Program program = compiled.program(x, c);
+  const rune::Program program = compiled.program(x, c, d);
   const rune::ir::Equation& loop = first_of(program.ir(), rune::ir::OpKind::iterate);
   CHECK_FALSE(holds(*loop.programs[0], Prim::exp));
   CHECK_FALSE(holds(*loop.programs[1], Prim::sqrt));
@@ -602,9 +603,9 @@ TEST_CASE("an iterate's until and step hoist their invariants as until's and the
   const std::string listing = rune::bytecode(program);
   INFO(listing);
   CHECK(listing.find("; hoisted from invoke 0") < listing.find("= invoke 0"));
-  const std::vector<Tensor> unsimplified = rune::run(rune::program(f, x, c), {x, c});
-  CHECK(same_bits(compiled(x, c), f(x, c)));
-  CHECK(same_bits(compiled(x, c), unsimplified[0]));
+  const std::vector<Tensor> unsimplified = rune::run(rune::program(f, x, c, d), {x, c, d});
+  CHECK(same_bits(compiled(x, c, d), f(x, c, d)));
+  CHECK(same_bits(compiled(x, c, d), unsimplified[0]));
 }
 
 TEST_CASE("nested scans: an inner step's invariants move out as far as they are invariant") {
