@@ -517,7 +517,8 @@ class Compiler {
     m.reduced = group_reduced;
     code_.maps.push_back(std::move(m));
     emit_indexed(Op::map, code_.maps.size());
-    note_if_hoisted(std::any_of(members.begin(), members.end(), [&](std::size_t i) { return p_.equations[i].hoisted; }));
+    note_if_hoisted(
+        std::any_of(members.begin(), members.end(), [&](std::size_t i) { return p_.equations[i].hoisted; }));
   }
 
   // An instruction of side-table entry `size - 1` (the one just added).
