@@ -177,6 +177,11 @@ struct Equation {
   std::shared_ptr<const CheckCall> check;
   std::shared_ptr<const HostCall> host;
   std::shared_ptr<const CustomRule> rule;
+  // Moved out of a loop by the hoisting pass (ir/passes/hoist.hpp): it
+  // computes a capture of the next loop of the program, whose listing says
+  // so (vm/listing.hpp). A note, not part of the meaning: equality and the
+  // text leave it out.
+  bool hoisted = false;
 };
 
 struct Program {

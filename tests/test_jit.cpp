@@ -493,3 +493,211 @@ TEST_CASE("a program the cache drops while another thread runs it stays alive fo
   first.join();
   CHECK(text(held) == "float64 [2] [7, 10]");
 }
+
+// ---- The passes: loop invariants hoisted, constants folded (issue 26) ----
+
+namespace {
+// Whether a program holds an equation of primitive `p` (not looking into
+// sub-programs), and the first equation of a kind.
+bool holds(const rune::ir::Program& p, nx::ops::Prim prim) {
+  for (const rune::ir::Equation& eq : p.equations)
+    if (eq.kind == rune::ir::OpKind::primitive && eq.prim == prim) return true;
+  return false;
+}
+const rune::ir::Equation& first_of(const rune::ir::Program& p, rune::ir::OpKind kind) {
+  for (const rune::ir::Equation& eq : p.equations)
+    if (eq.kind == kind) return eq;
+  FAIL("no equation of that kind");
+  return p.equations.front();
+}
+std::size_t position_of(const rune::ir::Program& p, nx::ops::Prim prim) {
+  for (std::size_t i = 0; i < p.equations.size(); ++i)
+    if (p.equations[i].kind == rune::ir::OpKind::primitive && p.equations[i].prim == prim) return i;
+  return p.equations.size();
+}
+std::size_t position_of(const rune::ir::Program& p, rune::ir::OpKind kind) {
+  for (std::size_t i = 0; i < p.equations.size(); ++i)
+    if (p.equations[i].kind == kind) return i;
+  return p.equations.size();
+}
+
+// The step of an example loop: exp(c) * 2 and cast(ids) depend only on its
+// captures.
+std::pair<Tensor, Tensor> scaled_step(const Tensor& acc, const Tensor& row, const Tensor& c, const Tensor& ids) {
+  Tensor next = acc * (nx::exp(c) * 2.) + row + nx::cast(ids, nx::float64);
+  return {next, nx::sum(next)};
+}
+}  // namespace
+
+TEST_CASE("a scan step's values of its captures alone are computed once, before the loop") {
+  using nx::ops::Prim;
+  auto f = [](const Tensor& xs, const Tensor& c, const Tensor& ids) {
+    return rune::scan([&](const Tensor& acc, const Tensor& row) { return scaled_step(acc, row, c, ids); },
+                      nx::zeros(nx::float64, {3}), xs);
+  };
+  const Tensor xs = nx::reshape(nx::arange(nx::float64, 0, 15) * 0.37, {5, 3});
+  const Tensor c = f64({3}, {0.5, -1.25, 2}), ids = nx::create(nx::int32, {3}, {4, -7, 9});
+  auto compiled = rune::jit(f);
+  const rune::Program program = compiled.program(xs, c, ids);
+  const rune::ir::Program& p = program.ir();
+  const rune::ir::Program& step = *first_of(p, rune::ir::OpKind::scan).programs[0];
+  CHECK_FALSE(holds(step, Prim::exp));
+  CHECK_FALSE(holds(step, Prim::convert));
+  CHECK(position_of(p, Prim::exp) < position_of(p, rune::ir::OpKind::scan));
+  CHECK(position_of(p, Prim::convert) < position_of(p, rune::ir::OpKind::scan));
+  // the bytecode computes them before the scan instruction, and lists them so
+  const std::string listing = rune::bytecode(program);
+  INFO(listing);
+  CHECK(listing.find("; hoisted from scan 0") < listing.find("= scan 0"));
+  CHECK(listing.find("scan 0: 5 rows") != std::string::npos);
+  // the bits of eager and of the program without the passes
+  const auto eager = f(xs, c, ids);
+  const std::vector<Tensor> unsimplified = rune::run(rune::program(f, xs, c, ids), {xs, c, ids});
+  const auto got = compiled(xs, c, ids);
+  CHECK(same_bits(got.first, eager.first));
+  CHECK(same_bits(got.second, eager.second));
+  CHECK(same_bits(got.first, unsimplified[0]));
+  CHECK(same_bits(got.second, unsimplified[1]));
+  // its derivative and its batched form read the new captures as any others
+  auto loss = [&](auto&& g) { return [g, xs, ids](const Tensor& cc) { return nx::sum(g(xs, cc, ids).first); }; };
+  // (a derivative of a compiled function differentiates the program with
+  // the passes: the cotangent of a hoisted value summed over the rows, then
+  // taken back through exp once, may differ in its last bits)
+  const std::vector<double> compiled_grad = values(rune::grad(loss(compiled))(c));
+  const std::vector<double> eager_grad = values(rune::grad(loss(f))(c));
+  for (std::size_t k = 0; k < 3; ++k) CHECK(compiled_grad[k] == Approx(eager_grad[k]).epsilon(1e-14));
+  const Tensor cs = nx::stack({c, c * 0.5});
+  auto one_c = [&](auto&& g) { return [g, xs, ids](const Tensor& cc) { return g(xs, cc, ids).second; }; };
+  CHECK(same_bits(rune::vmap(one_c(compiled))(cs), rune::vmap(one_c(f))(cs)));
+}
+
+TEST_CASE("a scan of no rows still gives its results with what it hoisted computed before it") {
+  auto f = [](const Tensor& c, const Tensor& ids) {
+    return rune::scan([&](const Tensor& acc) { return scaled_step(acc, acc, c, ids); }, nx::ones(nx::float64, {3}),
+                      std::int64_t(0));
+  };
+  const Tensor c = f64({3}, {0.5, -1.25, 2}), ids = nx::create(nx::int32, {3}, {4, -7, 9});
+  auto compiled = rune::jit(f);
+  CHECK_FALSE(holds(*first_of(compiled.program(c, ids).ir(), rune::ir::OpKind::scan).programs[0], nx::ops::Prim::exp));
+  const auto got = compiled(c, ids), eager = f(c, ids);
+  CHECK(same_bits(got.first, eager.first));
+  CHECK(text(got.second) == "float64 [0] []");
+}
+
+TEST_CASE("an iterate's until and step hoist their invariants as until's and the step's captures") {
+  using nx::ops::Prim;
+  // (d stays a capture of the step: until's new captures come before it)
+  auto f = [](const Tensor& x, const Tensor& c, const Tensor& d) {
+    return rune::iterate(
+        100, [&](const Tensor& v) { return nx::greater(nx::sum(v), nx::sum(nx::exp(c))); },
+        [&](const Tensor& v) { return v + nx::sqrt(c) * 0.5 + v * d; }, x);
+  };
+  const Tensor x = f64({3}, {0, 0.25, -1}), c = f64({3}, {1.5, 0.75, 2.25}), d = f64({3}, {0.125, 0.5, 0.25});
+  auto compiled = rune::jit(f);
+  const rune::Program program = compiled.program(x, c, d);
+  const rune::ir::Equation& loop = first_of(program.ir(), rune::ir::OpKind::iterate);
+  CHECK_FALSE(holds(*loop.programs[0], Prim::exp));
+  CHECK_FALSE(holds(*loop.programs[1], Prim::sqrt));
+  CHECK(holds(program.ir(), Prim::exp));
+  CHECK(holds(program.ir(), Prim::sqrt));
+  const std::string listing = rune::bytecode(program);
+  INFO(listing);
+  CHECK(listing.find("; hoisted from invoke 0") < listing.find("= invoke 0"));
+  const std::vector<Tensor> unsimplified = rune::run(rune::program(f, x, c, d), {x, c, d});
+  CHECK(same_bits(compiled(x, c, d), f(x, c, d)));
+  CHECK(same_bits(compiled(x, c, d), unsimplified[0]));
+}
+
+TEST_CASE("nested scans: an inner step's invariants move out as far as they are invariant") {
+  using nx::ops::Prim;
+  auto f = [](const Tensor& xs, const Tensor& c) {
+    return rune::scan(
+        [&](const Tensor& acc, const Tensor& row) {
+          Tensor inner = rune::scan([&](const Tensor& a) {
+                           // exp(c): the function's; sin(row): the outer row's
+                           Tensor next = a * nx::exp(c) + nx::sin(row);
+                           return std::pair{next, next};
+                         }, acc, std::int64_t(3)).first;
+          return std::pair{inner, nx::sum(inner)};
+        },
+        nx::zeros(nx::float64, {2}), xs);
+  };
+  const Tensor xs = nx::reshape(nx::arange(nx::float64, 0, 8) * 0.125, {4, 2}), c = f64({2}, {-0.5, 0.25});
+  auto compiled = rune::jit(f);
+  const rune::Program program = compiled.program(xs, c);
+  const rune::ir::Program& p = program.ir();
+  const rune::ir::Program& outer = *first_of(p, rune::ir::OpKind::scan).programs[0];
+  const rune::ir::Program& inner = *first_of(outer, rune::ir::OpKind::scan).programs[0];
+  CHECK(holds(p, Prim::exp));
+  CHECK_FALSE(holds(outer, Prim::exp));
+  CHECK(holds(outer, Prim::sin));
+  CHECK_FALSE(holds(inner, Prim::exp));
+  CHECK_FALSE(holds(inner, Prim::sin));
+  const std::vector<Tensor> unsimplified = rune::run(rune::program(f, xs, c), {xs, c});
+  const auto got = compiled(xs, c), eager = f(xs, c);
+  CHECK(same_bits(got.first, eager.first));
+  CHECK(same_bits(got.second, eager.second));
+  CHECK(same_bits(got.second, unsimplified[1]));
+}
+
+TEST_CASE("checks and callbacks on a step's invariant values stay in the step and run on every row") {
+  int runs = 0;
+  auto make = [](const nx::Index&, const Tensor&) { return std::make_exception_ptr(std::runtime_error("negative")); };
+  auto f = [&](const Tensor& xs, const Tensor& c) {
+    return rune::scan([&](const Tensor& acc, const Tensor& row) {
+      Tensor e = nx::exp(c);
+      nx::check(nx::greater(e, 0.), e, make);
+      Tensor seen = rune::callback([&](const Tensor& v) { ++runs; return v; }, e, e);
+      return std::pair{acc + row * seen, acc};
+    }, nx::zeros(nx::float64, {2}), xs);
+  };
+  const Tensor xs = nx::reshape(nx::arange(nx::float64, 0, 8), {4, 2}), c = f64({2}, {0.5, 1});
+  auto compiled = rune::jit(f);
+  const rune::Program program = compiled.program(xs, c);
+  const rune::ir::Program& step = *first_of(program.ir(), rune::ir::OpKind::scan).programs[0];
+  CHECK(position_of(step, rune::ir::OpKind::check) < step.equations.size());
+  CHECK(position_of(step, rune::ir::OpKind::callback) < step.equations.size());
+  runs = 0;
+  const auto got = compiled(xs, c);
+  CHECK(runs == 4);
+  CHECK(same_bits(got.first, f(xs, c).first));
+}
+
+TEST_CASE("values of constants alone are folded into one constant when the program is compiled") {
+  auto f = [](const Tensor& x) { return x + (nx::cast(nx::create(nx::int32, {3}, {1, 2, 3}), nx::float64) + 1.); };
+  const Tensor x = f64({3}, {0.5, 0.25, 0.125});
+  const rune::Program program = rune::jit(f).program(x);
+  const rune::ir::Program& p = program.ir();
+  REQUIRE(p.equations.size() == 2);
+  CHECK(p.equations[0].kind == rune::ir::OpKind::constant);
+  CHECK(text(p.equations[0].constant) == "float64 [3] [2, 3, 4]");
+  CHECK(p.equations[1].prim == nx::ops::Prim::add);
+  CHECK(same_bits(rune::jit(f)(x), f(x)));
+  // inside a step too
+  auto g = [](const Tensor& xs) {
+    auto step = [](const Tensor& acc, const Tensor& row) {
+      return std::pair{acc + row * nx::exp(nx::scalar(nx::float64, 0.5)), acc};
+    };
+    return rune::scan(step, nx::scalar(nx::float64, 0.), xs).first;
+  };
+  const rune::Program in_step = rune::jit(g).program(x);
+  const rune::ir::Program& q = in_step.ir();
+  CHECK_FALSE(holds(*first_of(q, rune::ir::OpKind::scan).programs[0], nx::ops::Prim::exp));
+  CHECK(same_bits(rune::jit(g)(x), g(x)));
+}
+
+TEST_CASE("folding makes no constant larger than its inputs, nor one of more than 4096 elements") {
+  using nx::ops::Prim;
+  auto spread = [](const Tensor& x) { return x + nx::broadcast_to(nx::scalar(nx::float64, 2.), {1000000}); };
+  const rune::Program program = rune::jit(spread).program(nx::zeros(nx::float64, {1000000}));
+  const rune::ir::Program& p = program.ir();
+  CHECK(holds(p, Prim::broadcast));
+  for (const rune::ir::Equation& eq : p.equations)
+    if (eq.kind == rune::ir::OpKind::constant) CHECK(eq.constant.numel() == 1);
+  auto large = [](const Tensor& x) { return x + nx::exp(nx::arange(nx::float64, 0, 5000) * 1e-3); };
+  const Tensor x = nx::zeros(nx::float64, {5000});
+  CHECK(holds(rune::jit(large).program(x).ir(), Prim::exp));
+  CHECK(same_bits(rune::jit(large)(x), large(x)));
+  auto small = [](const Tensor& x) { return x + nx::exp(nx::arange(nx::float64, 0, 4096) * 1e-3); };
+  CHECK_FALSE(holds(rune::jit(small).program(nx::zeros(nx::float64, {4096})).ir(), Prim::exp));
+}

@@ -279,6 +279,13 @@ struct Code {
   std::vector<ScanOp> scans;
   std::vector<Invoke> invokes;
   std::vector<std::vector<std::int32_t>> releases;  // tensor registers whose values are dead, per release
+  // The instructions computing what the hoisting pass moved out of a loop
+  // (ir::Equation::hoisted), each with the loop's instruction: for the
+  // listing alone.
+  struct Hoisted {
+    std::size_t instruction = 0, loop = 0;
+  };
+  std::vector<Hoisted> hoisted;
 };
 
 }  // namespace rune::vm

@@ -333,6 +333,7 @@ class Compiler {
       default: in.op = Op::convert; break;
     }
     code_.instructions.push_back(in);
+    note_if_hoisted(eq.hoisted);
   }
 
   // ---- map kernels
@@ -572,6 +573,8 @@ class Compiler {
     m.reduced = group_reduced;
     code_.maps.push_back(std::move(m));
     emit_indexed(Op::map, code_.maps.size());
+    note_if_hoisted(
+        std::any_of(members.begin(), members.end(), [&](std::size_t i) { return p_.equations[i].hoisted; }));
   }
 
   // An instruction of side-table entry `size - 1` (the one just added).
@@ -625,6 +628,7 @@ class Compiler {
     if (eq.kind == ir::OpKind::primitive) in.prim = eq.prim;
     in.aux = std::int32_t(code_.calls.size() - 1);
     code_.instructions.push_back(in);
+    note_if_hoisted(eq.hoisted);
     for (std::size_t k = 0; k < eq.outputs.size(); ++k)
       if (home(eq.outputs[k]).scalar) emit_load(eq.outputs[k], call.outputs[k]);
   }
@@ -651,6 +655,7 @@ class Compiler {
     }
     code_.scans.push_back(std::move(scan));
     emit_indexed(Op::scan, code_.scans.size());
+    hoisted_for_this_loop();
   }
 
   void emit_invoke(const ir::Equation& eq, Op op) {
@@ -669,10 +674,23 @@ class Compiler {
     for (int v : eq.outputs) invoke.outputs.push_back(home(v));
     code_.invokes.push_back(std::move(invoke));
     emit_indexed(op, code_.invokes.size());
+    if (op == Op::iterate) hoisted_for_this_loop();
+  }
+
+  // ---- the listing's notes: what the hoisting pass moved out of a loop
+  // runs before it (ir/passes/hoist.hpp), so the instructions noted since
+  // the last loop are the next loop's.
+  void note_if_hoisted(bool hoisted) {
+    if (hoisted) hoisted_pending_.push_back(code_.instructions.size() - 1);
+  }
+  void hoisted_for_this_loop() {
+    for (std::size_t pc : hoisted_pending_) code_.hoisted.push_back({pc, code_.instructions.size() - 1});
+    hoisted_pending_.clear();
   }
 
   const ir::Program& p_;
   Code& code_;
+  std::vector<std::size_t> hoisted_pending_;
   std::vector<Location> home_;
   std::vector<std::vector<std::size_t>> users_;  // the equations reading each value
   std::vector<bool> read_outside_;               // results: read by the caller

@@ -101,6 +101,17 @@ std::string map_text(const MapKernel& m) {
   return out;
 }
 
+// "  ; hoisted from scan 0" (or "invoke 1", an iterate): an instruction
+// computing a capture the hoisting pass moved out of that loop.
+std::string hoisted_text(const Code& code, std::size_t pc) {
+  for (const Code::Hoisted& h : code.hoisted) {
+    if (h.instruction != pc) continue;
+    const Instruction& loop = code.instructions[h.loop];
+    return std::string("  ; hoisted from ") + (loop.op == Op::scan ? "scan " : "invoke ") + std::to_string(loop.aux);
+  }
+  return "";
+}
+
 }  // namespace
 
 std::vector<Location> written(const Code& code, const Instruction& in) {
@@ -194,6 +205,7 @@ std::string listing(const Code& code) {
     const Instruction& in = code.instructions[pc];
     out += at + "  " + instruction_text(code, in);
     if (in.op == Op::call) out += buffer_text({}, code.calls[std::size_t(in.aux)].recycled);
+    out += hoisted_text(code, pc);
     out += "\n";
   }
   for (std::size_t k = 0; k < code.maps.size(); ++k) {

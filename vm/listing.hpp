@@ -10,7 +10,8 @@
 
 namespace rune::vm {
 
-// The whole code: its registers' use, its instructions, then its map
+// The whole code: its registers' use, its instructions (those computing a
+// value hoisted out of a loop marked "; hoisted from scan 0"), then its map
 // kernels and the steps of its scans, indented.
 std::string listing(const Code& code);
 

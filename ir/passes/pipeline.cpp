@@ -5,6 +5,8 @@
 
 #include "ir/passes/cse.hpp"
 #include "ir/passes/dce.hpp"
+#include "ir/passes/fold.hpp"
+#include "ir/passes/hoist.hpp"
 #include "ir/text.hpp"
 #include "ir/verify.hpp"
 
@@ -31,7 +33,11 @@ Program stage(const char* name, Program (*pass)(const Program&), const Program& 
 }  // namespace
 
 Program simplify(const Program& program) {
-  Program p = stage("cse", eliminate_common_subexpressions, program);
+  // (folding first: a value of constants alone is no loop's to hoist; CSE
+  // after hoisting merges what two loops hoisted alike)
+  Program p = stage("fold", fold_constants, program);
+  p = stage("hoist", hoist_loop_invariants, p);
+  p = stage("cse", eliminate_common_subexpressions, p);
   return stage("dce", eliminate_dead_code, p);
 }
 

@@ -1,4 +1,5 @@
-// The pass pipeline: a straight line of named stages, each followed by the
+// The pass pipeline: a straight line of named stages (constant folding,
+// loop-invariant hoisting, CSE, DCE), each followed by the
 // verifier in builds with assertions and when RUNE_VERIFY=1 (the test suite
 // sets it); RUNE_LOG_PASSES=1 prints the program after each stage on stderr.
 #pragma once
