@@ -18,7 +18,8 @@
 namespace rune::detail {
 
 std::shared_ptr<const vm::Code> compile(std::shared_ptr<const ir::Program> traced) {
-  return vm::compile(std::make_shared<ir::Program>(ir::simplify(*traced)));
+  auto simplified = std::make_shared<const ir::Program>(ir::simplify(*traced));
+  return vm::compile(std::make_shared<const ir::Program>(ir::simplify_loops(*simplified)), simplified);
 }
 
 Values execute(const vm::Code& code, std::span<const nx::Tensor> args, std::span<const nx::Tensor> captures) {

@@ -252,6 +252,10 @@ struct Invoke {
 
 struct Code {
   std::shared_ptr<const ir::Program> program;  // owns the equations calls point to
+  // The program a call on traced values evaluates, when not `program`: a
+  // compiled function's before its loops' invariants were hoisted (a
+  // derivative through the call then has the bits of the function's own).
+  std::shared_ptr<const ir::Program> traced;
   std::vector<Instruction> instructions;
   std::vector<Scalar> scalars;         // the scalar registers' initial contents (constants)
   std::vector<nx::DType> scalar_types;

@@ -58,7 +58,8 @@ bool elementwise(const ir::Equation& eq) {
 // A program's code, whose parameters may give their buffers as `params` says
 // (memory_plan.hpp): a call's own, a scan's step, or another construct's
 // sub-code.
-std::shared_ptr<const Code> compile_code(std::shared_ptr<const ir::Program> program, Parameters params);
+std::shared_ptr<const Code> compile_code(std::shared_ptr<const ir::Program> program, Parameters params,
+                                         std::shared_ptr<const ir::Program> traced = nullptr);
 
 class Compiler {
  public:
@@ -723,9 +724,11 @@ bool may_check(const Code& code) {
   return false;
 }
 
-std::shared_ptr<const Code> compile_code(std::shared_ptr<const ir::Program> program, Parameters params) {
+std::shared_ptr<const Code> compile_code(std::shared_ptr<const ir::Program> program, Parameters params,
+                                         std::shared_ptr<const ir::Program> traced) {
   auto code = std::make_shared<Code>();
   code->program = std::move(program);
+  code->traced = std::move(traced);
   Compiler(*code->program, *code).run();
   plan_memory(*code, params);
   code->may_check = may_check(*code);
@@ -734,9 +737,10 @@ std::shared_ptr<const Code> compile_code(std::shared_ptr<const ir::Program> prog
 
 }  // namespace
 
-std::shared_ptr<const Code> compile(std::shared_ptr<const ir::Program> program) {
+std::shared_ptr<const Code> compile(std::shared_ptr<const ir::Program> program,
+                                    std::shared_ptr<const ir::Program> traced) {
   const Parameters all{.free = program->params.size()};  // (read before the program is moved)
-  return compile_code(std::move(program), all);
+  return compile_code(std::move(program), all, std::move(traced));
 }
 
 }  // namespace rune::vm

@@ -8,7 +8,10 @@
 
 namespace rune::vm {
 
-// Compiles `program` and, for their scans, the sub-programs inside it.
-std::shared_ptr<const Code> compile(std::shared_ptr<const ir::Program> program);
+// Compiles `program` and, for their scans, the sub-programs inside it;
+// `traced` (Code::traced), when given, is what calls on traced values
+// evaluate instead.
+std::shared_ptr<const Code> compile(std::shared_ptr<const ir::Program> program,
+                                    std::shared_ptr<const ir::Program> traced = nullptr);
 
 }  // namespace rune::vm

@@ -55,7 +55,8 @@ void write_results(Values values, std::span<const nx::Tensor> buffers) {
 }
 
 Values evaluate(const Code& code, std::span<const nx::Tensor> args) {
-  std::vector<nx::Tensor> values = ir::evaluate(*code.program, args);
+  const ir::Program& program = code.traced && !concrete(args) ? *code.traced : *code.program;
+  std::vector<nx::Tensor> values = ir::evaluate(program, args);
   return Values(std::make_move_iterator(values.begin()), std::make_move_iterator(values.end()));
 }
 

@@ -33,10 +33,15 @@ Program stage(const char* name, Program (*pass)(const Program&), const Program& 
 }  // namespace
 
 Program simplify(const Program& program) {
-  // (folding first: a value of constants alone is no loop's to hoist; CSE
-  // after hoisting merges what two loops hoisted alike)
+  // (folding first: a value of constants alone is no loop's to hoist)
   Program p = stage("fold", fold_constants, program);
-  p = stage("hoist", hoist_loop_invariants, p);
+  p = stage("cse", eliminate_common_subexpressions, p);
+  return stage("dce", eliminate_dead_code, p);
+}
+
+Program simplify_loops(const Program& simplified) {
+  // (CSE after hoisting merges what two loops hoisted alike)
+  Program p = stage("hoist", hoist_loop_invariants, simplified);
   p = stage("cse", eliminate_common_subexpressions, p);
   return stage("dce", eliminate_dead_code, p);
 }

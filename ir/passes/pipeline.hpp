@@ -1,5 +1,4 @@
-// The pass pipeline: a straight line of named stages (constant folding,
-// loop-invariant hoisting, CSE, DCE), each followed by the
+// The pass pipeline: straight lines of named stages, each followed by the
 // verifier in builds with assertions and when RUNE_VERIFY=1 (the test suite
 // sets it); RUNE_LOG_PASSES=1 prints the program after each stage on stderr.
 #pragma once
@@ -8,6 +7,12 @@
 
 namespace rune::ir {
 
+// Constant folding, CSE, DCE: the program a compiled function's calls on
+// traced values evaluate (a derivative through it differentiates the
+// loops as traced, so its bits are those of the function's own).
 Program simplify(const Program& program);
+// Then loop-invariant hoisting (and CSE, DCE after it): the program a
+// compiled function runs, and its `program()`.
+Program simplify_loops(const Program& simplified);
 
 }  // namespace rune::ir
