@@ -53,7 +53,14 @@ void reduce_into(Prim p, std::span<const Tensor> x, const Params& params, const 
   const std::size_t in_size = size_of(dt), out_size = size_of(out_dtype);
   const char* src = base_address(*in.impl());
   char* dst = base_address(*out.impl());
+  // Several short rows: the loop the VM's kernels fold them with (the same
+  // order as the row loop's, and the same code, so NaN payloads agree too).
+  const kernels::Table& K = kernels::table();
+  const bool several_short = rows > 1 && n > 1 && n <= K.short_row_elements[int(dt)] && out_dtype == dt;
+  const kernels::ShortRows short_rows = several_short ? K.short_rows[int(p)][int(dt)] : nullptr;
   auto run = [&](std::int64_t begin, std::int64_t end) {
+    if (short_rows)
+      return short_rows(end - begin, n, src + begin * n * std::int64_t(in_size), dst + begin * std::int64_t(out_size));
     for (std::int64_t r = begin; r < end; ++r)
       reduce_row(p, dt, out_dtype, n, src + r * n * std::int64_t(in_size), dst + r * std::int64_t(out_size));
   };
