@@ -91,7 +91,7 @@ struct MapKernel {
     columns,   // t[reg], of the kernel's leading axes: one element per row, repeated along it
     broadcast,  // t[reg], broadcast along any other axes ([3, 1, 5] in [3, 4, 5]): gathered per block
     view,      // t[reg]'s elements in C order from `offset` (a slice or reshape that is a run of them)
-    indexed,   // rows of t[reg] (along axis 0) at the indices of slot `indices`: a take, gathered per block
+    indexed,   // rows of t[reg] along an axis at the indices of slot `indices`: a take, gathered per block
     whole,     // t[reg], read in place by the kernel's gathers and scatters (their indices, a scatter's
                // operand); no step reads it
     scalar,    // s[reg], broadcast
@@ -126,26 +126,30 @@ struct MapKernel {
     std::int32_t slot;
     boost::container::small_vector<std::int64_t, 6> strides;
   };
-  // An indexed slot, gathered per block: rows of `row` elements, `length`
-  // of them in its operand, by `gather` (ops/indexing.hpp: its indices'
-  // dtype and mode).
+  // How a take or a scatter_add along `axis` addresses its rows: the
+  // operand as slabs of `length` rows of `row` elements (the axis and the
+  // axes after it), the gathered side as slabs of `count` rows, one per
+  // index (its rows in order: row q is index q % count of slab q / count).
+  struct Rows {
+    std::int64_t axis = 0, row = 1, length = 0, count = 0;
+    nx::ops::IndexMode mode = nx::ops::IndexMode::clamp;
+  };
+  // An indexed slot, gathered per block by `gather` (ops/indexing.hpp: its
+  // indices' dtype and mode).
   struct Indexed {
     std::int32_t slot;
-    std::int64_t row = 1, length = 0;
-    nx::ops::IndexMode mode = nx::ops::IndexMode::clamp;
+    Rows rows;
     nx::ops::GatherRows gather = nullptr;
   };
-  // A scatter_add along axis 0 of a step's value (`slot`, rows of `row`
-  // elements) into a copy of the operand in slot `operand`, written to
-  // t[out], by the indices in slot `indices`: each block's rows added as
-  // soon as they are computed, blocks in order on one thread (eager's
-  // order of the adds: its bits).
+  // A scatter_add of a step's value (`slot`) into a copy of the operand in
+  // slot `operand`, written to t[out], by the indices in slot `indices`:
+  // each block's rows added as soon as they are computed, blocks in order
+  // on one thread (eager's order of the adds: its bits).
   struct Scattered {
     std::int32_t slot = -1, indices = -1, operand = -1;
     std::int32_t out = -1;  // the result's tensor register
     nx::Shape shape;   // the operand's and the result's
-    std::int64_t row = 1, length = 0;
-    nx::ops::IndexMode mode = nx::ops::IndexMode::clamp;
+    Rows rows;
     nx::ops::ScatterRows scatter = nullptr;
     nx::ops::kernels::BinaryRow add = nullptr;
   };

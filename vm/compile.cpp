@@ -12,16 +12,16 @@
 //   only the values read outside it;
 // - a slice or reshape that is a run of its operand's elements waits: a
 //   kernel reads the operand in place, anything else has it emitted then;
-// - a take along axis 0 waits too: a kernel of its shape gathers the rows
-//   it names block by block (`take(x, b) - take(x, a)` is one pass over the
+// - a take waits too: a kernel of its shape gathers the rows it names
+//   block by block (`take(x, b) - take(x, a)` is one pass over the
 //   indices), anything else has it emitted where it reads it;
 // - a reduction of one of a kernel's values over its trailing axes (all of
 //   them, or the last ones: a row's sum) joins the kernel (sum(x * x) is
 //   one pass); its result is ready when the kernel has run, so an equation
 //   reading it closes the kernel first;
-// - so does a scatter_add along axis 0 of one of a kernel's values (a
-//   segment_sum): each block's rows are added into the result as they are
-//   computed (a kernel has reductions or scatters, not both);
+// - so does a scatter_add of one of a kernel's values (a segment_sum):
+//   each block's rows are added into the result as they are computed (a
+//   kernel has reductions or scatters, not both);
 // - a construct lowers as the construct table says (ir::Lowering): its
 //   sub-programs compiled and run by an instruction of its kind, or its eager
 //   rule called; every other primitive calls its eager rule.
@@ -214,24 +214,26 @@ class Compiler {
   }
 
   // ---- gathers
-  // A take along axis 0 of a tensor by a tensor of indices: nothing is
-  // emitted for it until something reads it; a map kernel of its shape
-  // gathers the rows it names per block (Source::indexed), anything else
-  // has it emitted where it is read.
+  // A take of a tensor by a tensor of indices: nothing is emitted for it
+  // until something reads it; a map kernel of its shape gathers the rows it
+  // names per block (Source::indexed), anything else has it emitted where
+  // it is read.
   bool gathered_take(const ir::Equation& eq) const {
-    return eq.kind == ir::OpKind::primitive && eq.prim == Prim::take && eq.params.axis == 0 &&
-           !home(eq.outputs[0]).scalar && !home(eq.inputs[0]).scalar && !home(eq.inputs[1]).scalar;
+    return eq.kind == ir::OpKind::primitive && eq.prim == Prim::take && !home(eq.outputs[0]).scalar &&
+           !home(eq.inputs[0]).scalar && !home(eq.inputs[1]).scalar;
   }
 
-  // The elements of each row along axis 0 of a value of `shape`.
-  static std::int64_t row_elements(const nx::Shape& shape) {
-    return nx::numel(nx::Shape(shape.begin() + 1, shape.end()));
+  // How the take or scatter_add `eq` (operand, indices, ...) addresses its
+  // rows (MapKernel::Rows).
+  MapKernel::Rows rows_of(const ir::Equation& eq) const {
+    const nx::Shape& operand = type(eq.inputs[0]).shape;
+    const std::size_t axis = std::size_t(eq.params.axis);
+    return {.axis = eq.params.axis, .row = nx::numel(nx::Shape(operand.begin() + long(axis) + 1, operand.end())),
+            .length = operand[axis], .count = nx::numel(type(eq.inputs[1]).shape), .mode = eq.params.mode};
   }
 
   // The elements of each row a pending take gathers (its operand's row).
-  std::int64_t gathered_row(int v) const {
-    return row_elements(type(p_.equations[pending_takes_.at(v)].inputs[0]).shape);
-  }
+  std::int64_t gathered_row(int v) const { return rows_of(p_.equations[pending_takes_.at(v)]).row; }
 
   // Whether a kernel of `shape` in rows of `row` (0: none) whose
   // reductions reduce rows of `reduced` (0: none) gathers the pending take
@@ -380,13 +382,13 @@ class Compiler {
   }
 
   // The elements of each row a scatter_add adds (its operand's row).
-  std::int64_t scattered_row(const ir::Equation& eq) const { return row_elements(type(eq.inputs[0]).shape); }
+  std::int64_t scattered_row(const ir::Equation& eq) const { return rows_of(eq).row; }
 
-  // A scatter_add along axis 0 of a value the open kernel computes, of the
-  // kernel's shape, into an operand and by indices computed before it, in
-  // rows that every block holds whole, in a kernel without reductions.
+  // A scatter_add of a value the open kernel computes, of the kernel's
+  // shape, into an operand and by indices computed before it, in rows that
+  // every block holds whole, in a kernel without reductions.
   bool scatters_from_group(const ir::Equation& eq) const {
-    if (eq.kind != ir::OpKind::primitive || eq.prim != Prim::scatter_add || eq.params.axis != 0) return false;
+    if (eq.kind != ir::OpKind::primitive || eq.prim != Prim::scatter_add) return false;
     const int operand = eq.inputs[0], indices = eq.inputs[1], updates = eq.inputs[2];
     if (!group_.values.count(updates) || group_.values.count(operand) || group_.values.count(indices) ||
         home(indices).scalar || type(updates).shape != group_.shape || !group_.reductions.empty() ||
@@ -502,13 +504,13 @@ class Compiler {
       if (pending_takes_.count(v)) {
         const ir::Equation& take = p_.equations[pending_takes_.at(v)];
         const int operand = take.inputs[0], indices = take.inputs[1];
-        const std::int64_t row = gathered_row(v);
+        const MapKernel::Rows rows = rows_of(take);
         s.indices = whole(indices);
         s.reg = tensor_register(operand);
         s.source = MapKernel::Source::indexed;
-        m.indexed.push_back({std::int32_t(m.slots.size()), row, type(operand).shape[0], take.params.mode,
-                             nx::ops::gather_rows(type(indices).dtype, take.params.mode,
-                                                  std::size_t(row) * nx::size_of(s.dtype))});
+        m.indexed.push_back({std::int32_t(m.slots.size()), rows,
+                             nx::ops::gather_rows(type(indices).dtype, rows.mode,
+                                                  std::size_t(rows.row) * nx::size_of(s.dtype))});
       } else if (pending_views_.count(v)) {
         const auto [of, offset] = run_of(v);
         materialize(of);  // (a view of a take gathered elsewhere)
@@ -563,10 +565,8 @@ class Compiler {
       s.operand = whole(eq.inputs[0]);
       s.out = home(eq.outputs[0]).index;
       s.shape = operand.shape;
-      s.row = scattered_row(eq);
-      s.length = operand.shape[0];
-      s.mode = eq.params.mode;
-      s.scatter = nx::ops::scatter_rows(type(eq.inputs[1]).dtype, s.mode, operand.dtype);
+      s.rows = rows_of(eq);
+      s.scatter = nx::ops::scatter_rows(type(eq.inputs[1]).dtype, s.rows.mode, operand.dtype);
       s.add = kernels::table().binary[int(Prim::add)][int(operand.dtype)];
       m.scatters.push_back(s);
     }

@@ -49,6 +49,13 @@ std::string indented(const std::string& text, const std::string& by) {
   return out;
 }
 
+// " axis=1 mode=drop": how a gather or scatter indexes, where it is not
+// along axis 0 in clamp mode (as program text writes it).
+std::string rows_text(const MapKernel::Rows& r) {
+  return (r.axis != 0 ? " axis=" + std::to_string(r.axis) : std::string()) +
+         (r.mode == nx::ops::IndexMode::drop ? " mode=drop" : "");
+}
+
 std::string slot_name(const MapKernel& m, std::int32_t k) {
   const MapKernel::Slot& s = m.slots[std::size_t(k)];
   switch (s.source) {
@@ -59,10 +66,9 @@ std::string slot_name(const MapKernel& m, std::int32_t k) {
     case MapKernel::Source::columns:
     case MapKernel::Source::broadcast:
     case MapKernel::Source::whole: return treg(s.reg);
-    case MapKernel::Source::indexed: {  // t3[t5], or t3[t5 drop]: t3's rows at the indices in t5
+    case MapKernel::Source::indexed: {  // t3[t5]: t3's rows at the indices in t5 (t3[t5 axis=1 mode=drop])
       const auto g = std::find_if(m.indexed.begin(), m.indexed.end(), [&](const auto& g) { return g.slot == k; });
-      const bool drop = g != m.indexed.end() && g->mode == nx::ops::IndexMode::drop;
-      return treg(s.reg) + "[" + slot_name(m, s.indices) + (drop ? " drop]" : "]");
+      return treg(s.reg) + "[" + slot_name(m, s.indices) + rows_text(g->rows) + "]";
     }
     case MapKernel::Source::view: return treg(s.reg) + "@" + std::to_string(s.offset);
     case MapKernel::Source::computed: return s.reg >= 0 ? treg(s.reg) : std::string("m").append(std::to_string(k));
@@ -97,7 +103,8 @@ std::string map_text(const MapKernel& m) {
   }
   for (const MapKernel::Scattered& s : m.scatters)
     out += "  " + treg(s.out) + " = scatter_add " + slot_name(m, s.operand) + " " + slot_name(m, s.indices) + " " +
-           slot_name(m, s.slot) + (s.mode == nx::ops::IndexMode::drop ? "  ; mode=drop\n" : "\n");
+           slot_name(m, s.slot) + (s.rows.axis != 0 || s.rows.mode != nx::ops::IndexMode::clamp ? "  ;" : "") +
+           rows_text(s.rows) + "\n";
   return out;
 }
 

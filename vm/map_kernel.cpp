@@ -164,6 +164,21 @@ void gather(const char* base, std::size_t size, const nx::Shape& shape, std::spa
   }
 }
 
+// The rows of a gather or scatter in the kernel's elements [begin, begin +
+// n) (whole rows of r.row: compile.cpp), slab by slab: each(slab, first
+// index, count, rows before them in the block).
+template <class Each>
+void each_slab(const MapKernel::Rows& r, std::int64_t begin, std::int64_t n, Each each) {
+  const std::size_t per_slab = std::size_t(r.count);
+  std::size_t q = std::size_t(begin / r.row);
+  const std::size_t end = std::size_t((begin + n) / r.row), first = q;
+  while (q < end) {
+    const std::size_t at = q % per_slab, count = std::min(per_slab - at, end - q);
+    each(q / per_slab, at, count, q - first);
+    q += count;
+  }
+}
+
 // The kernel's blocks on one thread: its steps computed on elements
 // [begin, begin + n), n <= block, the temporaries in the thread's buffers.
 // A kernel in rows (m.row) computes blocks of whole rows, or parts of one.
@@ -202,11 +217,15 @@ class Blocks {
       gather(bases_[std::size_t(g.slot)], p.size, m_.shape, {g.strides.data(), g.strides.size()}, begin, n,
              reinterpret_cast<char*>(temps_ + p.offset));
     }
-    for (const MapKernel::Indexed& g : m_.indexed) {  // (blocks of whole rows of g.row: compile.cpp)
+    for (const MapKernel::Indexed& g : m_.indexed) {
       const Place& p = m_.places[std::size_t(g.slot)];
-      g.gather(reinterpret_cast<char*>(temps_ + p.offset), bases_[std::size_t(g.slot)],
-               bases_[std::size_t(m_.slots[std::size_t(g.slot)].indices)], std::size_t(begin / g.row),
-               std::size_t(n / g.row), std::size_t(g.length), std::size_t(g.row) * p.size);
+      const char* indices = bases_[std::size_t(m_.slots[std::size_t(g.slot)].indices)];
+      char* out = reinterpret_cast<char*>(temps_ + p.offset);
+      each_slab(g.rows, begin, n, [&](std::size_t slab, std::size_t first, std::size_t count, std::size_t done) {
+        const std::size_t row_bytes = std::size_t(g.rows.row) * p.size;
+        g.gather(out + done * row_bytes, bases_[std::size_t(g.slot)] + slab * std::size_t(g.rows.length) * row_bytes,
+                 indices, first, count, std::size_t(g.rows.length), row_bytes);
+      });
     }
     const std::size_t slots = m_.slots.size();
     Bases at(slots, boost::container::default_init);
@@ -217,11 +236,14 @@ class Blocks {
       if (next_n > 0) prefetch(next, next_n, i);
       run_step(steps[i], places_, at.data(), n);
     }
-    for (std::size_t k = 0; k < m_.scatters.size(); ++k) {  // (blocks of whole rows of s.row: compile.cpp)
+    for (std::size_t k = 0; k < m_.scatters.size(); ++k) {
       const MapKernel::Scattered& s = m_.scatters[k];
-      s.scatter(scattered_[k], at[std::size_t(s.slot)], bases_[std::size_t(s.indices)], std::size_t(begin / s.row),
-                std::size_t(n / s.row), std::size_t(s.length), std::size_t(s.row),
-                std::size_t(s.row) * places_[s.slot].size, s.add);
+      const std::size_t size = places_[s.slot].size, row_bytes = std::size_t(s.rows.row) * size;
+      each_slab(s.rows, begin, n, [&](std::size_t slab, std::size_t first, std::size_t count, std::size_t done) {
+        s.scatter(scattered_[k] + slab * std::size_t(s.rows.length) * row_bytes, at[std::size_t(s.slot)] + done * row_bytes,
+                  bases_[std::size_t(s.indices)], first, count, std::size_t(s.rows.length), std::size_t(s.rows.row),
+                  row_bytes, s.add);
+      });
     }
   }
 
