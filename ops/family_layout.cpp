@@ -281,7 +281,7 @@ void scatter_add_into(Prim, std::span<const Tensor> x, const Params& params, con
   if (s.after == 0 || s.length == 0) return;  // (an empty axis: drop mode, no index names a row)
   const Tensor indices = contiguous(x[1]), updates = contiguous(x[2]);
   const DType dtype = out.dtype();
-  const ScatterRows scatter = scatter_rows(indices.dtype(), params.mode, dtype);
+  const ScatterRows scatter = scatter_rows(indices.dtype(), params.mode, dtype, s.after);
   const kernels::BinaryRow add = kernels::table().binary[int(Prim::add)][int(dtype)];
   const std::size_t bytes = s.after * nx::size_of(dtype), count = std::size_t(indices.numel());
   for (std::size_t b = 0; b < s.before; ++b)

@@ -32,11 +32,13 @@ template <IndexMode Mode, class I> GatherRows by_row_bytes(std::size_t row_bytes
   }
 }
 
-template <class T> struct InlineAdd {
+// Rows of N elements when N > 0 (the row of a 2-D or 3-D vector: unrolled),
+// of any length for N = 0.
+template <class T, std::size_t N = 0> struct InlineAdd {
   static void row(char* to, const char* from, std::size_t n, kernels::BinaryRow) {
     auto* out = reinterpret_cast<T*>(to);
     const auto* update = reinterpret_cast<const T*>(from);
-    for (std::size_t j = 0; j < n; ++j) out[j] += update[j];
+    for (std::size_t j = 0; j < (N ? N : n); ++j) out[j] += update[j];
   }
 };
 struct LoopAdd {
@@ -56,10 +58,20 @@ void scatter(char* out, const char* updates, const void* indices, std::size_t fi
   }
 }
 
-template <IndexMode Mode, class I> ScatterRows by_value(DType value) {
+template <IndexMode Mode, class I, class T> ScatterRows by_row(std::size_t row) {
+  switch (row) {
+    case 1: return &scatter<Mode, I, InlineAdd<T, 1>>;
+    case 2: return &scatter<Mode, I, InlineAdd<T, 2>>;
+    case 3: return &scatter<Mode, I, InlineAdd<T, 3>>;
+    case 4: return &scatter<Mode, I, InlineAdd<T, 4>>;
+    default: return &scatter<Mode, I, InlineAdd<T>>;
+  }
+}
+
+template <IndexMode Mode, class I> ScatterRows by_value(DType value, std::size_t row) {
   switch (value) {
-    case DType::float64: return &scatter<Mode, I, InlineAdd<double>>;
-    case DType::float32: return &scatter<Mode, I, InlineAdd<float>>;
+    case DType::float64: return by_row<Mode, I, double>(row);
+    case DType::float32: return by_row<Mode, I, float>(row);
     default: return &scatter<Mode, I, LoopAdd>;
   }
 }
@@ -80,11 +92,12 @@ GatherRows gather_rows(DType index, IndexMode mode, std::size_t row_bytes) {
   return loop;
 }
 
-ScatterRows scatter_rows(DType index, IndexMode mode, DType value) {
+ScatterRows scatter_rows(DType index, IndexMode mode, DType value, std::size_t row) {
   ScatterRows loop = nullptr;
   with_index_type(index, [&](auto type) {
     using I = decltype(type);
-    loop = mode == IndexMode::drop ? by_value<IndexMode::drop, I>(value) : by_value<IndexMode::clamp, I>(value);
+    loop = mode == IndexMode::drop ? by_value<IndexMode::drop, I>(value, row)
+                                   : by_value<IndexMode::clamp, I>(value, row);
   });
   return loop;
 }

@@ -65,9 +65,10 @@ GatherRows gather_rows(DType index, IndexMode mode, std::size_t row_bytes);
 using ScatterRows = void (*)(char* out, const char* updates, const void* indices, std::size_t first,
                              std::size_t count, std::size_t length, std::size_t row, std::size_t row_bytes,
                              kernels::BinaryRow add);
-// The loop for indices of `index` dtype and values of `value` dtype:
-// float32 and float64 rows added inline (IEEE addition: add's bits), the
-// others through `add` (which rounds 16-bit floats, adds complex parts).
-ScatterRows scatter_rows(DType index, IndexMode mode, DType value);
+// The loop for indices of `index` dtype and values of `value` dtype in
+// rows of `row` elements: float32 and float64 rows added inline (IEEE
+// addition: add's bits; rows of 1 to 4 elements unrolled, `row` then fixed),
+// the others through `add` (which rounds 16-bit floats, adds complex parts).
+ScatterRows scatter_rows(DType index, IndexMode mode, DType value, std::size_t row);
 
 }  // namespace nx::ops

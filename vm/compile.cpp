@@ -566,7 +566,7 @@ class Compiler {
       s.out = home(eq.outputs[0]).index;
       s.shape = operand.shape;
       s.rows = rows_of(eq);
-      s.scatter = nx::ops::scatter_rows(type(eq.inputs[1]).dtype, s.rows.mode, operand.dtype);
+      s.scatter = nx::ops::scatter_rows(type(eq.inputs[1]).dtype, s.rows.mode, operand.dtype, std::size_t(s.rows.row));
       s.add = kernels::table().binary[int(Prim::add)][int(operand.dtype)];
       m.scatters.push_back(s);
     }
