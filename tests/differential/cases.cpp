@@ -285,7 +285,7 @@ std::string json(const Params& q) {
          ",\"hi\":" + json(q.hi) + ",\"interior\":" + json(q.interior) + ",\"dtype\":" +
          quoted(std::string(nx::name(q.dtype))) + ",\"value\":\"" +
          hex(reinterpret_cast<const unsigned char*>(&value), sizeof value) + "\",\"axis\":" + std::to_string(q.axis) +
-         "}";
+         ",\"mode\":" + quoted(q.mode == IndexMode::drop ? "drop" : "clamp") + "}";
 }
 
 bool same_bits(const Tensor& a, const Tensor& b) { return json(a) == json(b); }
@@ -523,11 +523,19 @@ void layout_cases(Writer& w, Prim p, DType dt, Rng& rng) {
            [](Params& q) { q.axis = 1; });
       call({m, indices(nx::int32, {})}, [](Params& q) { q.axis = 0; });
       call({thin, nx::create(nx::int16, {2, 2}, {0, 3, -1, 1})}, [](Params& q) { q.axis = 1; });
+      // drop mode (segment_sum's transpose): an index outside the axis, negative ones too, gives zeros
+      call({m, indices(nx::int32, {2, 0, -1, 4, -9, 1})}, [](Params& q) { q.axis = 1, q.mode = IndexMode::drop; });
+      call({cube, indices(nx::uint8, {0, 200, 2})}, [](Params& q) { q.axis = 0, q.mode = IndexMode::drop; });
       return;
     case Prim::scatter_add:
       call({m, indices(nx::int32, {1, 1, -1, 9}), mixed_tensor(dt, {3, 4}, rng)}, [](Params& q) { q.axis = 1; });
       call({cube, indices(nx::int64, {0, 0, 1}), random_tensor(dt, {3, 3, 4}, rng)}, [](Params& q) { q.axis = 0; });
       call({m, indices(nx::int32, {}), random_tensor(dt, {0, 4}, rng)}, [](Params& q) { q.axis = 0; });
+      // drop mode (segment_sum): an update whose index is outside the axis, negative ones too, is dropped
+      call({m, indices(nx::int32, {1, -1, 3, 0, 4}), mixed_tensor(dt, {3, 5}, rng)},
+           [](Params& q) { q.axis = 1, q.mode = IndexMode::drop; });
+      call({cube, indices(nx::int64, {2, 0, -3, 2}), random_tensor(dt, {4, 3, 4}, rng)},
+           [](Params& q) { q.axis = 0, q.mode = IndexMode::drop; });
       return;
     case Prim::dynamic_slice:
       call({m, indices(nx::int32, {1, 1})}, [](Params& q) { q.shape = {2, 2}; });

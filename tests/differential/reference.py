@@ -384,19 +384,35 @@ def normalized(indices, n):
     return np.array([min(max(i, 0), max(n - 1, 0)) for i in wrapped], np.int64).reshape(indices.shape)
 
 
+def dropped(indices, n):
+    """Drop mode: an index names its row when it is in [0, n), else none (-1)."""
+    return np.array([int(i) if 0 <= int(i) < n else -1 for i in indices.ravel()], np.int64).reshape(indices.shape)
+
+
 def take(x, i, params, result):
     axis = params['axis']
+    if params.get('mode') == 'drop':  # zeros where an index names no row
+        idx = dropped(i.array, x.array.shape[axis])
+        taken = np.take(x.array, np.maximum(idx, 0), axis=axis) if x.array.shape[axis] else \
+            np.zeros(x.array.shape[:axis] + idx.shape + x.array.shape[axis + 1:], x.array.dtype)
+        outside = np.expand_dims(idx < 0, tuple(range(axis)) + tuple(range(axis + idx.ndim, taken.ndim)))
+        return np.where(outside, np.zeros((), taken.dtype), taken), EXACT
     return np.take(x.array, normalized(i.array, x.array.shape[axis]), axis=axis), EXACT
 
 
 def scatter_add(target, i, updates, params, result):
-    """Each update slab added in the order of the indices, each add rounded."""
+    """Each update slab added in the order of the indices, each add rounded
+    (in drop mode those whose index names no row left out)."""
     axis = params['axis']
-    idx = normalized(i.array, target.array.shape[axis]).ravel()
+    n = target.array.shape[axis]
+    drop = params.get('mode') == 'drop'
+    idx = (dropped(i.array, n) if drop else normalized(i.array, n)).ravel()
     out = np.moveaxis(target.array.copy(), axis, 0)
     ups = updates.array.reshape(target.array.shape[:axis] + (idx.size,) + target.array.shape[axis + 1:])
     ups = np.moveaxis(ups, axis, 0)
     for k, row in enumerate(idx):
+        if row < 0:
+            continue
         added, _ = BINARY['add'](Value(result, out[row]), Value(result, ups[k]), result)
         out[row] = added
     return np.moveaxis(out, 0, axis), EXACT
