@@ -34,15 +34,12 @@
 #include <rune/rune.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <new>
 #include <random>
 #include <string>
 #include <tuple>
@@ -53,120 +50,9 @@
 
 using bench::fmtd;
 
-// ---------------- allocation counting: operator new and the malloc family
-// operator new goes straight to glibc's allocator (__libc_malloc), so that
-// an allocation is counted once, as a `new` or as a `malloc`. A sanitizer
-// build (AddressSanitizer and ThreadSanitizer own malloc) counts nothing.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define W8_COUNTING 0
-#else
-#define W8_COUNTING 1
-#endif
-namespace counting {
-std::atomic<long> news{0}, mallocs{0};
-}  // namespace counting
-
-#if W8_COUNTING
-extern "C" {
-void* __libc_malloc(std::size_t);
-void __libc_free(void*);
-void* __libc_calloc(std::size_t, std::size_t);
-void* __libc_realloc(void*, std::size_t);
-void* __libc_memalign(std::size_t, std::size_t);
-void* __libc_valloc(std::size_t);
-void* __libc_pvalloc(std::size_t);
-}
-
-namespace counting {
-inline void* counted_new(std::size_t n) {
-  news.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = __libc_malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-inline void* counted_new_aligned(std::size_t n, std::align_val_t a) {
-  news.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = __libc_memalign(std::size_t(a), n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-}  // namespace counting
-
-extern "C" {
-void* malloc(std::size_t n) noexcept {
-  counting::mallocs.fetch_add(1, std::memory_order_relaxed);
-  return __libc_malloc(n);
-}
-void free(void* p) noexcept { __libc_free(p); }
-void* calloc(std::size_t n, std::size_t size) noexcept {
-  counting::mallocs.fetch_add(1, std::memory_order_relaxed);
-  return __libc_calloc(n, size);
-}
-void* realloc(void* p, std::size_t n) noexcept {
-  counting::mallocs.fetch_add(1, std::memory_order_relaxed);
-  return __libc_realloc(p, n);
-}
-void* memalign(std::size_t align, std::size_t n) noexcept {
-  counting::mallocs.fetch_add(1, std::memory_order_relaxed);
-  return __libc_memalign(align, n);
-}
-void* aligned_alloc(std::size_t align, std::size_t n) noexcept {
-  counting::mallocs.fetch_add(1, std::memory_order_relaxed);
-  return __libc_memalign(align, n);
-}
-int posix_memalign(void** out, std::size_t align, std::size_t n) noexcept {
-  counting::mallocs.fetch_add(1, std::memory_order_relaxed);
-  if (align < sizeof(void*) || (align & (align - 1)) != 0) return EINVAL;
-  void* p = __libc_memalign(align, n);
-  if (!p) return ENOMEM;
-  *out = p;
-  return 0;
-}
-void* valloc(std::size_t n) noexcept {
-  counting::mallocs.fetch_add(1, std::memory_order_relaxed);
-  return __libc_valloc(n);
-}
-void* pvalloc(std::size_t n) noexcept {
-  counting::mallocs.fetch_add(1, std::memory_order_relaxed);
-  return __libc_pvalloc(n);
-}
-}
-
-void* operator new(std::size_t n) { return counting::counted_new(n); }
-void* operator new[](std::size_t n) { return counting::counted_new(n); }
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-  counting::news.fetch_add(1, std::memory_order_relaxed);
-  return __libc_malloc(n ? n : 1);
-}
-void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
-  counting::news.fetch_add(1, std::memory_order_relaxed);
-  return __libc_malloc(n ? n : 1);
-}
-void* operator new(std::size_t n, std::align_val_t a) { return counting::counted_new_aligned(n, a); }
-void* operator new[](std::size_t n, std::align_val_t a) { return counting::counted_new_aligned(n, a); }
-void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
-  counting::news.fetch_add(1, std::memory_order_relaxed);
-  return __libc_memalign(std::size_t(a), n ? n : 1);
-}
-void* operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
-  counting::news.fetch_add(1, std::memory_order_relaxed);
-  return __libc_memalign(std::size_t(a), n ? n : 1);
-}
-// (GCC 12 takes the replaced pairs for a mismatch where it inlines them)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void operator delete(void* p) noexcept { __libc_free(p); }
-void operator delete[](void* p) noexcept { __libc_free(p); }
-void operator delete(void* p, std::size_t) noexcept { __libc_free(p); }
-void operator delete[](void* p, std::size_t) noexcept { __libc_free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { __libc_free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { __libc_free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { __libc_free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { __libc_free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { __libc_free(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { __libc_free(p); }
-void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { __libc_free(p); }
-void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { __libc_free(p); }
-#pragma GCC diagnostic pop
-#endif  // W8_COUNTING
+// Allocations are counted by tests/allocations.hpp (the malloc family,
+// through which operator new and nx's pool go; nothing in a sanitizer build).
+#include "tests/allocations.hpp"
 
 namespace {
 
@@ -317,7 +203,7 @@ void check(bool ok, const std::string& what) {
 
 // ---------------- the allocation counter's own check
 void check_counter() {
-  if (!W8_COUNTING) {
+  if (!test::counting) {
     std::printf("# W8 allocation counter: a sanitizer build, allocations not counted\n");
     return;
   }
@@ -326,23 +212,23 @@ void check_counter() {
   char* (*volatile dup)(const char*) = strdup;
   void* (*volatile n)(std::size_t) = ::operator new;
   void (*volatile d)(void*) = ::operator delete;
-  const long m0 = counting::mallocs, n0 = counting::news;
+  const long a0 = test::allocations;
   void* p = m(24);
-  const long m1 = counting::mallocs;
+  const long a1 = test::allocations;
   char* q = dup("cloth");  // allocated inside glibc
-  const long m2 = counting::mallocs;
+  const long a2 = test::allocations;
   void* r = n(24);
-  const long n1 = counting::news;
+  const long a3 = test::allocations;
   std::vector<double> v(7);  // std::allocator: operator new
-  const long n2 = counting::news;
+  const long a4 = test::allocations;
   bench::keep(v);
   f(p);
   f(q);
   d(r);
-  const bool ok = m1 - m0 == 1 && m2 - m1 == 1 && n1 - n0 == 1 && n2 - n1 == 1;
+  const bool ok = a1 - a0 == 1 && a2 - a1 == 1 && a3 - a2 == 1 && a4 - a3 == 1;
   std::printf("# W8 allocation counter: a deliberate malloc counted %ld, strdup (inside glibc) %ld, operator new %ld, "
               "a std::vector %ld\n",
-              m1 - m0, m2 - m1, n1 - n0, n2 - n1);
+              a1 - a0, a2 - a1, a3 - a2, a4 - a3);
   check(ok, "the allocation counter counts malloc (here and inside glibc) and operator new once each");
 }
 
@@ -529,13 +415,13 @@ int main() {
 
     constexpr int FRAMES = 1000;
     for (int i = 0; i < FRAMES; ++i) loaded.into(game, game, kview);  // the steady state
-    const long n0 = counting::news, m0 = counting::mallocs;
+    const long before = test::allocations;
     for (int i = 0; i < FRAMES; ++i) loaded.into(game, game, kview);
-    const long news = counting::news - n0, mallocs = counting::mallocs - m0;
-    const double per_frame = double(news + mallocs) / FRAMES;
-    std::printf("# W8 Loaded::into steady state: %ld operator new + %ld malloc-family calls over %d frames = %.3g "
-                "allocations per frame\n",
-                news, mallocs, FRAMES, per_frame);
+    const long allocations = test::allocations - before;
+    const double per_frame = double(allocations) / FRAMES;
+    std::printf("# W8 Loaded::into steady state: %ld allocations (operator new and the malloc family) over %d frames "
+                "= %.3g per frame\n",
+                allocations, FRAMES, per_frame);
     check(finite(gpos) && finite(qpos), "the frames' states are finite");
 
     const std::vector<bench::Stats> s = bench::measure_rounds(
@@ -552,12 +438,12 @@ int main() {
                   "g++ project flags; the same step in place on the game's arrays; 1000 frames per sample");
     bench::report("W8", "rune Loaded::into frame", s[1],
                   time_text(s[1].med / FRAMES) + "/frame, " + fmtd("%.2fx the plain step, ", q) +
-                      (W8_COUNTING ? fmtd("%.3g allocations/frame", per_frame) : "allocations not counted"),
+                      (test::counting ? fmtd("%.3g allocations/frame", per_frame) : "allocations not counted"),
                   "the step's program in place on the game's arrays (nx::borrow); 1000 frames per sample; "
                   "target within 2x: " + verdict(q <= 2.) + "; target 0 allocations/frame: " +
-                      (W8_COUNTING ? verdict(news + mallocs == 0) + " (" + std::to_string(news) + " operator new + " +
-                                         std::to_string(mallocs) + " malloc over " + std::to_string(FRAMES) + " frames)"
-                                   : std::string("not counted (a sanitizer build)")));
+                      (test::counting ? verdict(allocations == 0) + " (" + std::to_string(allocations) +
+                                            " allocations over " + std::to_string(FRAMES) + " frames)"
+                                      : std::string("not counted (a sanitizer build)")));
   }
 
   // ---------------- (4) 64 stiffnesses
