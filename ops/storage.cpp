@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "ops/pool.hpp"
 #include "rune/tensor.hpp"
 
 namespace nx::detail {
@@ -120,6 +121,15 @@ thread_local ObjectCache<TensorImpl> handles;
 thread_local ObjectCache<Storage> headers;
 
 }  // namespace
+
+void* pooled_bytes(std::size_t bytes) {
+  std::size_t granted;
+  return pool_allocate(bytes, &granted);
+}
+
+void give_back_pooled_bytes(void* p, std::size_t bytes) noexcept {
+  pool_release(p, class_bytes(size_class(bytes)));
+}
 
 boost::intrusive_ptr<Storage> Storage::allocate(std::size_t bytes) {
   boost::intrusive_ptr<Storage> s = adopt(new Storage);

@@ -1,12 +1,9 @@
 // The dispatch loop, and moving values between the register files.
 #include "vm/machine.hpp"
 
-#include <algorithm>
-#include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
-#include <new>
 
 #include "ops/concrete.hpp"
 #include "vm/listing.hpp"
@@ -72,42 +69,6 @@ op_release:
 }
 
 }  // namespace
-
-namespace {
-
-// The free buffers of one thread's frames, by size class: 2^k bytes for
-// class k. (Reserved up front: giving one back never allocates.)
-struct FrameMemory {
-  static constexpr std::size_t classes = 48, kept_per_class = 16;
-  std::vector<void*> free[classes];
-  FrameMemory() {
-    for (auto& list : free) list.reserve(kept_per_class);
-  }
-  ~FrameMemory() {
-    for (auto& list : free)
-      for (void* p : list) ::operator delete(p);
-  }
-  static std::size_t class_of(std::size_t bytes) { return std::size_t(std::bit_width(std::max<std::size_t>(bytes, 2) - 1)); }
-};
-thread_local FrameMemory frame_buffers;
-
-}  // namespace
-
-void* frame_memory(std::size_t bytes) {
-  const std::size_t k = FrameMemory::class_of(bytes);
-  if (k >= FrameMemory::classes) throw std::bad_alloc();
-  std::vector<void*>& list = frame_buffers.free[k];
-  if (list.empty()) return ::operator new(std::size_t(1) << k);
-  void* p = list.back();
-  list.pop_back();
-  return p;
-}
-
-void give_back_frame_memory(void* p, std::size_t bytes) noexcept {
-  std::vector<void*>& list = frame_buffers.free[FrameMemory::class_of(bytes)];
-  if (list.size() < FrameMemory::kept_per_class) list.push_back(p);
-  else ::operator delete(p);
-}
 
 nx::Tensor read(const Code& code, const Frame& f, Location at) {
   if (!at.scalar) return f.tensors[std::size_t(at.index)];

@@ -8,23 +8,20 @@
 
 #include <boost/container/small_vector.hpp>
 
+#include "ops/pool.hpp"
 #include "vm/code.hpp"
 
 namespace rune::vm {
 
 // Memory for the registers of frames larger than their inline room (and a
-// large kernel's table of slot addresses): each thread keeps what its
-// frames gave back, by size class (powers of two), so a steady state of
-// calls allocates nothing (docs/embedding.md).
-void* frame_memory(std::size_t bytes);
-void give_back_frame_memory(void* p, std::size_t bytes) noexcept;
-
+// large kernel's table of slot addresses): from nx's per-thread pools, so a
+// steady state of calls allocates nothing (docs/embedding.md).
 template <class T> struct FrameAllocator {
   using value_type = T;
   FrameAllocator() = default;
   template <class U> FrameAllocator(const FrameAllocator<U>&) {}
-  T* allocate(std::size_t n) { return static_cast<T*>(frame_memory(n * sizeof(T))); }
-  void deallocate(T* p, std::size_t n) noexcept { give_back_frame_memory(p, n * sizeof(T)); }
+  T* allocate(std::size_t n) { return static_cast<T*>(nx::detail::pooled_bytes(n * sizeof(T))); }
+  void deallocate(T* p, std::size_t n) noexcept { nx::detail::give_back_pooled_bytes(p, n * sizeof(T)); }
   bool operator==(const FrameAllocator&) const { return true; }
 };
 
