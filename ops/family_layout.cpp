@@ -2,7 +2,6 @@
 // of their operand's storage where the layout allows; pad, concatenate, take
 // and the dynamic slices copy.
 #include <algorithm>
-#include <cstring>
 #include <numeric>
 #include <type_traits>
 
@@ -261,10 +260,6 @@ void take_into(Prim, std::span<const Tensor> x, const Params& params, const Tens
   const Tensor operand = contiguous(x[0]), indices = contiguous(x[1]);
   const Slabs s(operand.shape(), params.axis);
   const std::size_t bytes = s.after * nx::size_of(out.dtype()), count = std::size_t(indices.numel());
-  if (s.length == 0) {  // (drop mode: no index names a row; the type rule refuses clamp's)
-    std::memset(data_of<char>(out), 0, s.before * count * bytes);
-    return;
-  }
   const GatherRows gather = gather_rows(indices.dtype(), params.mode, bytes);
   const char* source = data_of<char>(operand);
   char* target = data_of<char>(out);
@@ -278,7 +273,7 @@ void take_into(Prim, std::span<const Tensor> x, const Params& params, const Tens
 void scatter_add_into(Prim, std::span<const Tensor> x, const Params& params, const Tensor& out) {
   if (x[0].impl() != out.impl()) copy_elements(*x[0].impl(), *out.impl());
   const Slabs s(out.shape(), params.axis);
-  if (s.after == 0 || s.length == 0) return;  // (an empty axis: drop mode, no index names a row)
+  if (s.after == 0) return;
   const Tensor indices = contiguous(x[1]), updates = contiguous(x[2]);
   const DType dtype = out.dtype();
   const ScatterRows scatter = scatter_rows(indices.dtype(), params.mode, dtype, s.after);

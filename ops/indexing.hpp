@@ -16,10 +16,12 @@ namespace nx::ops {
 
 inline constexpr std::size_t no_row = std::numeric_limits<std::size_t>::max();
 
-// The row of an axis of `length` (> 0) rows that index i names. Clamp: a
-// negative index counts from the end, then every index is clamped into the
-// axis (an unsigned one past int64's range is past every axis: the last
-// row). Drop: an index outside [0, length) names no row (no_row).
+// The row of an axis of `length` rows that index i names. Clamp (length >
+// 0: the type rule refuses indices into an empty axis): a negative index
+// counts from the end, then every index is clamped into the axis (an
+// unsigned one past int64's range is past every axis: the last row). Drop:
+// an index outside [0, length) names no row (no_row), every index of an
+// empty axis.
 template <IndexMode Mode, class I> std::size_t row_of(I i, std::size_t length) {
   if constexpr (std::is_signed_v<I>) {
     if (i >= 0) return std::size_t(i) < length ? std::size_t(i) : Mode == IndexMode::drop ? no_row : length - 1;

@@ -93,6 +93,10 @@ TEST_CASE("segment_sum with no segments or no rows") {
   CHECK(text(nx::segment_sum(rows(), ids(), 0)) == "float64 [0, 2] []");
   CHECK(text(nx::segment_sum(nx::zeros(nx::float64, {0, 2}), i32({0}, {}), 2)) == "float64 [2, 2] [[0, 0], [0, 0]]");
   CHECK(text(nx::segment_sum(nx::zeros(nx::float64, {0}), i32({0}, {}), 0)) == "float64 [0] []");
+  // no segments: every row dropped, and its derivative (a take from an empty axis in drop mode) zeros
+  auto none = [](const Tensor& d) { return nx::sum(nx::segment_sum(d, ids(), 0)); };
+  CHECK(text(rune::grad(none, rows())) == "float64 [6, 2] [[0, 0], [0, 0], [0, 0], [0, 0], [0, 0], [0, 0]]");
+  CHECK(same_bits(rune::jit([&](const Tensor& d) { return rune::grad(none, d); })(rows()), rune::grad(none, rows())));
 }
 
 TEST_CASE("segment_sum's errors name it") {
