@@ -7,6 +7,7 @@
 #include "ir/passes/dce.hpp"
 #include "ir/passes/fold.hpp"
 #include "ir/passes/hoist.hpp"
+#include "ir/passes/scalarize.hpp"
 #include "ir/text.hpp"
 #include "ir/verify.hpp"
 
@@ -40,8 +41,10 @@ Program simplify(const Program& program) {
 }
 
 Program simplify_loops(const Program& simplified) {
-  // (CSE after hoisting merges what two loops hoisted alike)
-  Program p = stage("hoist", hoist_loop_invariants, simplified);
+  // (scalarizing first: the parts of a loop's captures are then hoisted;
+  // CSE after hoisting merges what two loops hoisted alike)
+  Program p = stage("scalarize", scalarize_small_values, simplified);
+  p = stage("hoist", hoist_loop_invariants, p);
   p = stage("cse", eliminate_common_subexpressions, p);
   return stage("dce", eliminate_dead_code, p);
 }
