@@ -151,9 +151,10 @@ class Compiler {
         close_group();
         break;
       }
-    if (element_of_tensor(eq)) {
-      materialize(eq.inputs[0]);
-      return emit_load(eq.outputs[0], home(eq.inputs[0]).index);
+    if (element_of_tensor(eq)) {  // (of a view: the element of what it views, read in place)
+      const auto [of, offset] = run_of(eq.inputs[0]);
+      materialize(of);
+      return emit_load(eq.outputs[0], home(of).index, offset);
     }
     if (gathered_take(eq)) {
       pending_takes_[eq.outputs[0]] = i;
@@ -249,19 +250,21 @@ class Compiler {
   }
 
   // ---- scalar instructions
-  // A reshape of a one-element tensor to 0-d (as nx::get leaves it): its
-  // element, read into a scalar register.
+  // A reshape of a one-element tensor to 0-d (as nx::get leaves it, and the
+  // scalarizing pass, ir/passes/scalarize.hpp): its element, read into a
+  // scalar register.
   bool element_of_tensor(const ir::Equation& eq) const {
     return eq.kind == ir::OpKind::primitive && eq.prim == Prim::reshape && home(eq.outputs[0]).scalar &&
            !home(eq.inputs[0]).scalar;
   }
 
-  void emit_load(int v, std::int32_t tensor) {
+  void emit_load(int v, std::int32_t tensor, std::int64_t element = 0) {
     Instruction load;
     load.op = Op::load;
     load.dtype = type(v).dtype;
     load.dst = home(v).index;
     load.a = tensor;
+    load.b = std::int32_t(element);  // (< 2^31: a run of a tensor register's elements)
     code_.instructions.push_back(load);
   }
 

@@ -176,7 +176,7 @@ std::string instruction_text(const Code& code, const Instruction& in) {
     }
     case Op::release: return out + joined(code.releases[std::size_t(in.aux)]);
     case Op::box: return out + treg(in.dst) + " = " + sreg(in.a);
-    case Op::load: return out + sreg(in.dst) + " = " + treg(in.a);
+    case Op::load: return out + sreg(in.dst) + " = " + treg(in.a) + (in.b ? "@" + std::to_string(in.b) : "");
     case Op::unary:
     case Op::binary: out += sreg(in.dst) + " = " + std::string(nx::ops::info(in.prim).name); break;
     case Op::convert: out += sreg(in.dst) + " = convert to " + std::string(nx::name(code.scalar_types[std::size_t(in.dst)])); break;

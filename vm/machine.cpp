@@ -21,6 +21,18 @@ const bool tracing = [] {
 
 thread_local CheckScope* innermost_checks = nullptr;
 
+// Element `element` (in C order) of t, into a scalar register.
+void load(const nx::Tensor& t, std::int64_t element, Scalar& into) {
+  const nx::detail::TensorImpl& impl = *t.impl();
+  std::int64_t at = 0;
+  for (std::size_t d = impl.shape.size(); d-- > 0 && element > 0;) {
+    at += element % impl.shape[d] * impl.strides[d];
+    element /= impl.shape[d];
+  }
+  const std::size_t size = nx::size_of(impl.dtype);
+  std::memcpy(into.bytes, nx::ops::base_address(impl) + at * std::int64_t(size), size);
+}
+
 // Threaded dispatch (labels as values, of GCC and Clang): each
 // instruction's code ends by jumping to the next one's.
 template <bool Trace> void dispatch(const Code& code, Frame& f, std::size_t first, std::size_t last) {
@@ -52,7 +64,7 @@ op_unary:
 op_convert: in->row.unary(1, s[in->a].bytes, 0, s[in->dst].bytes); NEXT;
 op_binary: in->row.binary(1, s[in->a].bytes, 0, s[in->b].bytes, 0, s[in->dst].bytes); NEXT;
 op_select: in->row.select(1, s[in->a].bytes, 0, s[in->b].bytes, 0, s[in->c].bytes, 0, s[in->dst].bytes); NEXT;
-op_load: write(f, {true, in->dst}, f.tensors[std::size_t(in->a)]); NEXT;
+op_load: load(f.tensors[std::size_t(in->a)], in->b, s[in->dst]); NEXT;
 op_box: f.tensors[std::size_t(in->dst)] = read(code, f, {true, in->a}); NEXT;
 op_call: run_primitive(code.calls[std::size_t(in->aux)], f); NEXT;
 op_construct: run_construct(code.calls[std::size_t(in->aux)], f); NEXT;

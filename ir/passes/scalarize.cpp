@@ -273,23 +273,26 @@ class Rewriting {
     return out_.equations.back().outputs[0];
   }
 
-  // The value whole: put back together from its parts the first time.
+  // The value whole: put back together from its parts the first time, by
+  // selects under one-hot masks (constants), which the VM computes as one
+  // map kernel reading the parts from scalar registers into a buffer its
+  // memory plan gives (a concatenate of reshaped parts would box each).
   int whole(int v) {
     if (whole_[std::size_t(v)]) return v;
     const std::vector<int>& parts = parts_[std::size_t(v)];
     const TensorType& t = type(v);
     if (t.shape.empty()) return parts[0];
     whole_[std::size_t(v)] = true;
-    Params to_shape;
-    to_shape.shape = t.shape;
-    if (parts.size() == 1) return emit(Prim::reshape, to_shape, {parts[0]}, t, v);
-    Params to_row;
-    to_row.shape = {1};
-    std::vector<int> rows;
-    for (int e : parts) rows.push_back(emit(Prim::reshape, to_row, {e}, {t.dtype, {1}, t.placement}));
-    const TensorType flat{t.dtype, {std::int64_t(parts.size())}, t.placement};
-    if (t.shape == flat.shape) return emit(Prim::concatenate, {}, rows, t, v);
-    return emit(Prim::reshape, to_shape, {emit(Prim::concatenate, {}, rows, flat)}, t, v);
+    auto mask = [&](std::size_t k) {  // true at element k (at every element for one part)
+      nx::Tensor m = nx::ops::filled(DType::bool_, t.shape, parts.size() == 1 ? 1 : 0);
+      nx::ops::data_of<bool>(m)[k] = true;
+      return emit_constant(m);
+    };
+    const std::size_t last = parts.size() - 1;
+    int acc = parts[last];
+    for (std::size_t k = std::max<std::size_t>(last, 1); k-- > 0;)
+      acc = emit(Prim::select, {}, {mask(k), parts[k], acc}, t, k == 0 ? v : -1);
+    return v;
   }
 
   // The value's elements: sliced out of it the first time when it is not
