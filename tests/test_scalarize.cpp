@@ -52,9 +52,15 @@ std::vector<Tensor> carried(const test::Case& c, const std::vector<Tensor>& carr
   return next;
 }
 
+// The same bits where neither is a NaN, and NaNs at the same elements
+// (whatever their payloads).
+bool same_bits_but_nans(const Tensor& a, const Tensor& b) {
+  return same_bits(nx::isnan(a), nx::isnan(b)) && same_bits(nx::where(nx::isnan(a), 0., a), nx::where(nx::isnan(b), 0., b));
+}
+
 // Checks the compiled loop's bits against eager's, and that it runs on
 // scalars where the pass splits the values; gives whether it does.
-bool check_case(const test::Case& c) {
+bool check_case(const test::Case& c, bool any_nan = false) {
   std::vector<Tensor> start = c.operands;
   const Tensor want = bind(c.prim, std::span<const Tensor>(c.operands), c.params);
   start.push_back(nx::zeros_like(want));
@@ -66,7 +72,8 @@ bool check_case(const test::Case& c) {
   auto compiled = rune::jit(loop);
   const std::vector<Tensor> got = compiled(start);
   INFO(info(c.prim).name << " on " << nx::ops::describe(c.operands[0]));
-  CHECK(same_bits(got.back(), want));
+  if (any_nan) CHECK(same_bits_but_nans(got.back(), want));
+  else CHECK(same_bits(got.back(), want));
   // What the pass splits: small values computed by these families, from
   // operands that are all small (or 0-d).
   bool splits = nx::numel(want.shape()) <= rune::ir::max_scalarized_elements && want.ndim() > 0 &&
@@ -140,7 +147,8 @@ TEST_CASE("reductions of split values combine in eager's order: signed zeros, Na
           if (std::int64_t(axes.size()) > x.ndim() || (x.ndim() == 1 && axes[0] != 0)) continue;
           Params q;
           q.axes = axes;
-          check_case({p, {x}, q});
+          // (two NaNs meeting in a sum or product: docs/accuracy.md fixes no payload)
+          check_case({p, {x}, q}, p == Prim::reduce_sum || p == Prim::reduce_prod);
         }
   }
 }

@@ -11,8 +11,9 @@ namespace rune::ir {
 // traced values evaluate (a derivative through it differentiates the
 // loops as traced, so its bits are those of the function's own).
 Program simplify(const Program& program);
-// Then loop-invariant hoisting (and CSE, DCE after it): the program a
-// compiled function runs, and its `program()`.
+// Then small tensors split into scalars, loop-invariant hoisting (and CSE,
+// DCE after them): the program a compiled function runs, and its
+// `program()`.
 Program simplify_loops(const Program& simplified);
 
 }  // namespace rune::ir

@@ -22,8 +22,9 @@
 //     before the loop).
 // Anything else reading a split value (a matmul, a take, a callback, a
 // result of the program) reads it whole, put back together where it is
-// first needed (reshapes of its parts and a concatenate). A loop's scanned
-// rows (xs) and stacked results are not split.
+// first needed (selects under one-hot masks: one map kernel). A value
+// whose parts nothing reads (nor a split result) is not split. A loop's
+// scanned rows (xs) and stacked results are not split.
 //
 // The bits do not change: every element of an elementwise result is
 // computed by the same per-element code whatever its position
