@@ -17,9 +17,9 @@
 
 namespace rune::detail {
 
-std::shared_ptr<const vm::Code> compile(std::shared_ptr<const ir::Program> traced) {
+std::shared_ptr<const vm::Code> compile(std::shared_ptr<const ir::Program> traced, std::int64_t scalar_elements) {
   auto simplified = std::make_shared<const ir::Program>(ir::simplify(*traced));
-  return vm::compile(std::make_shared<const ir::Program>(ir::simplify_loops(*simplified)), simplified);
+  return vm::compile(std::make_shared<const ir::Program>(ir::simplify_loops(*simplified, scalar_elements)), simplified);
 }
 
 Values execute(const vm::Code& code, std::span<const nx::Tensor> args, std::span<const nx::Tensor> captures) {

@@ -76,9 +76,9 @@ bool check_case(const test::Case& c, bool any_nan = false) {
   else CHECK(same_bits(got.back(), want));
   // What the pass splits: small values computed by these families, from
   // operands that are all small (or 0-d).
-  bool splits = nx::numel(want.shape()) <= rune::ir::max_scalarized_elements && want.ndim() > 0 &&
+  bool splits = nx::numel(want.shape()) <= rune::ir::default_scalar_elements && want.ndim() > 0 &&
                 want.dtype() != nx::complex128;
-  for (const Tensor& x : c.operands) splits = splits && nx::numel(x.shape()) <= rune::ir::max_scalarized_elements;
+  for (const Tensor& x : c.operands) splits = splits && nx::numel(x.shape()) <= rune::ir::default_scalar_elements;
   const Family f = info(c.prim).family;
   const bool reduction = c.prim == Prim::reduce_sum || c.prim == Prim::reduce_prod || c.prim == Prim::reduce_max ||
                          c.prim == Prim::reduce_min;
@@ -215,4 +215,29 @@ TEST_CASE("a small value read whole (a matmul) is put back together; one nothing
   CHECK(same_bits(compiled(start), eager));
   // the carry comes out of a matmul: not split, so the loop carries one tensor
   CHECK(std::get<rune::ir::ScanInfo>(compiled_loop(compiled.program(start)).info).carry_count == 1);
+}
+
+TEST_CASE("JitOptions::scalar_elements bounds the values split: 0 splits none") {
+  auto flight = [](const Tensor& s) {
+    return rune::scan([](const Tensor& c) { return std::pair{lorenz(c) * 1.5, std::tuple<>{}}; }, s, std::int64_t(10))
+        .first;
+  };
+  const Tensor three = nx::create(nx::float64, {3}, {1., 1., 1.});
+  const Tensor nine = nx::reshape(nx::arange(nx::float64, 1., 10.), {3, 3});
+  auto nine_step = [](const Tensor& s) {
+    return rune::scan([](const Tensor& c) { return std::pair{nx::sin(c) * 0.5 + c, std::tuple<>{}}; }, s, std::int64_t(10))
+        .first;
+  };
+  auto carries = [](const rune::Program& p) { return std::get<rune::ir::ScanInfo>(compiled_loop(p).info).carry_count; };
+  auto none = rune::jit(flight, rune::JitOptions{.scalar_elements = 0});
+  CHECK(carries(none.program(three)) == 1);
+  CHECK(same_bits(none(three), rune::jit(flight)(three)));
+  CHECK(carries(rune::jit(nine_step).program(nine)) == 1);
+  auto wider = rune::jit(nine_step, rune::JitOptions{.scalar_elements = 9});
+  CHECK(carries(wider.program(nine)) == 9);
+  CHECK(same_bits(wider(nine), nine_step(nine)));
+  CHECK_THROWS_WITH(rune::jit(flight, rune::JitOptions{.scalar_elements = -1}),
+                    "rune::jit: scalar_elements = -1 is outside 0 .. 64");
+  CHECK_THROWS_WITH(rune::jit(flight, rune::JitOptions{.scalar_elements = 65}),
+                    "rune::jit: scalar_elements = 65 is outside 0 .. 64");
 }

@@ -52,6 +52,11 @@ struct JitOptions {
   // least recently used is dropped (a later call with its key traces
   // again), so a key that changes on every call holds memory flat.
   std::size_t cache_size = 64;
+  // The most elements of a value of static shape the compiled program
+  // computes as scalars, one per element, where it can (docs/vm.md, "Small
+  // tensors as scalars"): a float64 [3] state then runs as three scalars.
+  // 0: none; at most 64.
+  std::int64_t scalar_elements = 8;
 };
 
 template <class F> class Compiled {
@@ -176,6 +181,9 @@ template <class F> class Compiled {
   static JitOptions checked(JitOptions options) {
     if (options.cache_size == 0)
       throw std::invalid_argument("rune::jit: cache_size = 0 keeps no program; give 1 or more");
+    if (options.scalar_elements < 0 || options.scalar_elements > 64)
+      throw std::invalid_argument("rune::jit: scalar_elements = " + std::to_string(options.scalar_elements) +
+                                  " is outside 0 .. 64");
     return options;
   }
 
@@ -316,7 +324,7 @@ template <class F> class Compiled {
     std::tuple<decltype(stand_in(args))...> traced{stand_in(args)...};
     auto result = std::make_shared<R>(std::apply(f_, traced));
     auto exe = std::make_shared<detail::Executable>();
-    exe->code = detail::compile(staging.finish(result_leaves("rune::jit", *result)));
+    exe->code = detail::compile(staging.finish(result_leaves("rune::jit", *result)), state_->options.scalar_elements);
     exe->result_like = result;
     *captures = staging.captures();
     std::lock_guard lock(state_->mutex);

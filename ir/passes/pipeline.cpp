@@ -7,7 +7,6 @@
 #include "ir/passes/dce.hpp"
 #include "ir/passes/fold.hpp"
 #include "ir/passes/hoist.hpp"
-#include "ir/passes/scalarize.hpp"
 #include "ir/text.hpp"
 #include "ir/verify.hpp"
 
@@ -19,7 +18,7 @@ bool flag(const char* name) {
   return v && std::atoi(v) != 0;
 }
 
-Program stage(const char* name, Program (*pass)(const Program&), const Program& in) {
+template <class Pass> Program stage(const char* name, const Pass& pass, const Program& in) {
   Program out = pass(in);
 #ifdef NDEBUG
   static const bool check = flag("RUNE_VERIFY");  // the test suite sets it
@@ -40,10 +39,11 @@ Program simplify(const Program& program) {
   return stage("dce", eliminate_dead_code, p);
 }
 
-Program simplify_loops(const Program& simplified) {
+Program simplify_loops(const Program& simplified, std::int64_t scalar_elements) {
   // (scalarizing first: the parts of a loop's captures are then hoisted;
   // CSE after hoisting merges what two loops hoisted alike)
-  Program p = stage("scalarize", scalarize_small_values, simplified);
+  auto scalarize = [&](const Program& in) { return scalarize_small_values(in, scalar_elements); };
+  Program p = stage("scalarize", scalarize, simplified);
   p = stage("hoist", hoist_loop_invariants, p);
   p = stage("cse", eliminate_common_subexpressions, p);
   return stage("dce", eliminate_dead_code, p);

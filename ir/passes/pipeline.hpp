@@ -3,6 +3,7 @@
 // sets it); RUNE_LOG_PASSES=1 prints the program after each stage on stderr.
 #pragma once
 
+#include "ir/passes/scalarize.hpp"
 #include "ir/program.hpp"
 
 namespace rune::ir {
@@ -14,6 +15,6 @@ Program simplify(const Program& program);
 // Then small tensors split into scalars, loop-invariant hoisting (and CSE,
 // DCE after them): the program a compiled function runs, and its
 // `program()`.
-Program simplify_loops(const Program& simplified);
+Program simplify_loops(const Program& simplified, std::int64_t scalar_elements = default_scalar_elements);
 
 }  // namespace rune::ir

@@ -16,11 +16,6 @@ using nx::DType;
 using nx::Shape;
 using nx::ops::Family;
 
-bool small(const TensorType& t) {
-  if (t.shape.empty() || t.placement != nx::Placement::host() || t.dtype == DType::complex128) return false;
-  const std::int64_t n = nx::numel(t.shape);
-  return n >= 1 && n <= max_scalarized_elements;
-}
 
 TensorType element_type(const TensorType& t) { return {t.dtype, {}, t.placement}; }
 
@@ -111,6 +106,13 @@ struct Analysis {
 
 class Scalarizer {
  public:
+  explicit Scalarizer(std::int64_t max_elements) : max_elements_(max_elements) {}
+  // Whether values of this type are split.
+  bool small(const TensorType& t) const {
+    if (t.shape.empty() || t.placement != nx::Placement::host() || t.dtype == DType::complex128) return false;
+    const std::int64_t n = nx::numel(t.shape);
+    return n >= 1 && n <= max_elements_;
+  }
   // Which values are split, given which parameters and results are.
   Analysis analyze(const Program& p, const std::vector<bool>& split_params, const std::vector<bool>& split_results);
   // Per input of a loop: whether it goes in as its parts.
@@ -121,6 +123,7 @@ class Scalarizer {
 
  private:
   Analysis forward(const Program& p, const std::vector<bool>& split_params, const std::vector<bool>& excluded);
+  std::int64_t max_elements_;
   std::unordered_map<const Program*, std::vector<bool>> decisions_;  // by the loop's last sub-program
 };
 
@@ -515,8 +518,9 @@ Program Scalarizer::rewrite(const Program& p, const std::vector<bool>& split_par
 
 }  // namespace
 
-Program scalarize_small_values(const Program& program) {
-  Scalarizer s;
+Program scalarize_small_values(const Program& program, std::int64_t max_elements) {
+  if (max_elements == 0) return program;
+  Scalarizer s(max_elements);
   return canonical(s.rewrite(program, std::vector<bool>(program.params.size(), false),
                              std::vector<bool>(program.results.size(), false)));
 }

@@ -5,7 +5,7 @@
 // nx::get and nx::stack then runs as the same scalar code as one written
 // over three scalars.
 //
-// Which values: of a static shape of 1 to max_scalarized_elements elements
+// Which values: of a static shape of 1 to `max_elements` elements
 // (not 0-d: those are scalars already), on the host, of a dtype a scalar
 // register holds (every real dtype and complex64). Such a value is split
 // into its elements (its parts, in C order) when it is
@@ -40,11 +40,12 @@
 
 namespace rune::ir {
 
-// The most elements of a value split into scalars: 8 covers 2-, 3- and
-// 4-vectors and 2 x 2 matrices; larger values stay tensors, where one map
-// kernel step over all elements costs less than a scalar instruction each.
-inline constexpr std::int64_t max_scalarized_elements = 8;
+// The most elements of a value split into scalars by default
+// (JitOptions::scalar_elements): 8 covers 2-, 3- and 4-vectors and 2 x 2
+// matrices; larger values stay tensors, where one map kernel step over all
+// elements costs less than a scalar instruction each.
+inline constexpr std::int64_t default_scalar_elements = 8;
 
-Program scalarize_small_values(const Program& program);
+Program scalarize_small_values(const Program& program, std::int64_t max_elements = default_scalar_elements);
 
 }  // namespace rune::ir

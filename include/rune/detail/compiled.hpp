@@ -60,8 +60,9 @@ struct Executable {
   std::shared_ptr<const void> result_like;  // the result's structure (its C++ type fixed by the key)
 };
 
-// The compiled form of a traced program: the passes, then the bytecode.
-std::shared_ptr<const vm::Code> compile(std::shared_ptr<const ir::Program> traced);
+// The compiled form of a traced program: the passes (values of up to
+// `scalar_elements` elements split into scalars), then the bytecode.
+std::shared_ptr<const vm::Code> compile(std::shared_ptr<const ir::Program> traced, std::int64_t scalar_elements);
 // A call's result leaves: a few of them without allocating.
 using Values = boost::container::small_vector<nx::Tensor, 4>;
 // Runs compiled code on the argument leaves: donated storage is taken when
