@@ -135,6 +135,28 @@ void spread(const char* element, std::size_t size, std::int64_t count, char* out
   }
 }
 
+// `rows` rows of `row` copies each of the consecutive elements of `size`
+// bytes at `elements`, at `out`. (Rows of two, a [n, 1] operand of a
+// kernel of [n, 2] points, in one loop: a call a row costs more than its
+// copies.)
+void spread_rows(const char* elements, std::size_t size, std::int64_t row, std::int64_t rows, char* out) {
+  auto fill = [&](auto word) {
+    using Word = decltype(word);
+    Word* to = reinterpret_cast<Word*>(out);
+    for (std::int64_t r = 0; r < rows; ++r, elements += sizeof(Word), to += row) {
+      std::memcpy(&word, elements, sizeof word);
+      if (row == 2) to[0] = to[1] = word;
+      else std::fill_n(to, row, word);
+    }
+  };
+  switch (size) {
+    case 4: return fill(std::uint32_t{});
+    case 8: return fill(std::uint64_t{});
+    default:
+      for (std::int64_t r = 0; r < rows; ++r) spread(elements + std::size_t(r) * size, size, row, out + std::size_t(r * row) * size);
+  }
+}
+
 // The kernel's elements [begin, begin + n) of an operand at `base` read
 // with `strides` along the kernel's axes (`shape`), at `out`: runs along the
 // last axis copied (stride 1: a C-order operand) or spread (stride 0).
@@ -207,10 +229,8 @@ class Blocks {
   void compute(std::int64_t begin, std::int64_t n, std::int64_t next = 0, std::int64_t next_n = 0) const {
     for (std::int32_t k : m_.spread) {  // (a block of whole rows: each row's element along it)
       const Place& p = m_.places[std::size_t(k)];
-      char* out = reinterpret_cast<char*>(temps_ + p.offset);
-      for (std::int64_t r = 0; r < n / m_.row; ++r)
-        spread(bases_[std::size_t(k)] + (begin / m_.row + r) * std::int64_t(p.size), p.size, m_.row,
-               out + std::size_t(r * m_.row) * p.size);
+      spread_rows(bases_[std::size_t(k)] + (begin / m_.row) * std::int64_t(p.size), p.size, m_.row, n / m_.row,
+                  reinterpret_cast<char*>(temps_ + p.offset));
     }
     for (const MapKernel::Gathered& g : m_.gathered) {
       const Place& p = m_.places[std::size_t(g.slot)];
@@ -433,10 +453,13 @@ using Held = boost::container::small_vector<nx::Tensor, 4>;
     case Source::rows: {
       char* base = in_order(f.tensors[std::size_t(slot.reg)]);
       if (place.kind != Place::Kind::repeated) return base;
-      const std::size_t row_bytes = std::size_t(m.row) * place.size;  // (the row copied over a block)
-      for (std::int64_t r = 0; r < block / m.row; ++r)
-        std::memcpy(repeated + place.offset + std::size_t(r) * row_bytes, base, row_bytes);
-      return repeated + place.offset;
+      // (the row copied over a block: once, then what is there doubled)
+      char* const to = repeated + place.offset;
+      const std::size_t bytes = std::size_t(std::min(block, m.size) / m.row * m.row) * place.size;
+      std::size_t done = std::min(bytes, std::size_t(m.row) * place.size);
+      std::memcpy(to, base, done);
+      for (; done < bytes; done *= 2) std::memcpy(to + done, to, std::min(done, bytes - done));
+      return to;
     }
     case Source::computed:
       if (slot.reg < 0) return nullptr;

@@ -209,17 +209,27 @@ template <Prim P, class T> struct ScalarReduce {
 // sum is never -0 once 0 has been added to it; x * 1, max(x, -inf) and
 // min(x, inf) are x, NaN included), so the halves combine only lanes below
 // n. For float32 and float64 (an accumulator of the element's type).
-template <Prim P, class T> void short_rows(std::int64_t rows, std::int64_t n, const void* in_, void* out_) {
+template <Prim P, class T, std::int64_t N = 0>
+void short_rows(std::int64_t rows, std::int64_t n, const void* in_, void* out_) {
   static_assert(std::is_floating_point_v<T> && !is_logical_reduce<P>);
   constexpr int L = reduce_lanes<T>;
+  if constexpr (N == 0) {  // (rows of 2 to 4 elements: the same loop with n known, unrolled)
+    switch (n) {
+      case 2: return short_rows<P, T, 2>(rows, n, in_, out_);
+      case 3: return short_rows<P, T, 3>(rows, n, in_, out_);
+      case 4: return short_rows<P, T, 4>(rows, n, in_, out_);
+      default: break;
+    }
+  }
+  const std::int64_t length = N > 0 ? N : n;
   const T* in = static_cast<const T*>(in_);
   T* out = static_cast<T*>(out_);
-  for (std::int64_t r = 0; r < rows; ++r, in += n) {
+  for (std::int64_t r = 0; r < rows; ++r, in += length) {
     T lane[L];
-    for (std::int64_t k = 0; k < n; ++k)
+    for (std::int64_t k = 0; k < length; ++k)
       lane[k] = Reducer<P>::template combine<T>(Reducer<P>::template identity<T>(), in[k]);
     for (std::int64_t w = L / 2; w >= 1; w /= 2)
-      for (std::int64_t k = 0; k < w && k + w < n; ++k)
+      for (std::int64_t k = 0; k < w && k + w < length; ++k)
         lane[k] = Reducer<P>::template combine<T>(lane[k], lane[k + w]);
     out[r] = lane[0];
   }
