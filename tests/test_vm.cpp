@@ -562,6 +562,84 @@ TEST_CASE("sums, products, maxima and minima of a kernel's short rows give eager
       }
 }
 
+TEST_CASE("values of one element per row join the kernel of the rows they come from (Step::Over), with eager's bits") {
+  // A spring's length and force magnitude ([n, 1] and [n]) computed per row in the kernel computing its
+  // [n, 2] vector, spread back along the rows where the vector reads them: one kernel up to the scatters.
+  auto forces = [](const Tensor& pos, const Tensor& a, const Tensor& b, const Tensor& rest) {
+    const Tensor d = nx::take(pos, b, 0) - nx::take(pos, a, 0);
+    const Tensor len = nx::sqrt(nx::sum(d * d, {1}, true));
+    const Tensor f = (len - rest) * 100. * (d / len);
+    return nx::segment_sum(f, a, 300) - nx::segment_sum(f, b, 300);
+  };
+  const auto [pos, a, b] = springs();
+  const Tensor rest = nx::reshape(nx::linspace(nx::float64, 0.5, 1.5, 1097), {1097, 1});
+  const std::string text = listing(forces, pos, a, b, rest);
+  INFO(text);
+  CHECK(count(text, "  map ") == 1);
+  CHECK(count(text, "  call ") == 1);  // (the difference of the sums)
+  CHECK(count(text, "; per row") == 4);  // (reshape, sqrt, sub, mul)
+  CHECK(count(text, " = spread ") == 2);
+  CHECK(count(text, " = reduce_sum ") == 1);
+  same_on_both(*compiled(forces, pos, a, b, rest), {pos, a, b, rest});
+  CHECK(same_bits(rune::jit(forces)(pos, a, b, rest), forces(pos, a, b, rest)));
+
+  // Without gathers the reduction starts the kernel's rows; per-row values read outside are written in their
+  // own shapes ([n] and [n, 1]); a sum over all the elements is folded in beside them; rows of 3, float32,
+  // and a kernel large enough for threads (chunks of whole rows).
+  auto normalized = [](const Tensor& x) {
+    const Tensor d = x * 2. - 1.;
+    const Tensor n2 = nx::sum(d * d, {1});
+    const Tensor len = nx::sqrt(nx::reshape(n2, {n2.shape()[0], 1}));
+    const Tensor u = d / len;
+    return std::tuple{u, n2, len + 1., nx::sum(u * x)};
+  };
+  for (nx::DType dtype : {nx::float64, nx::float32})
+    for (std::int64_t rows : {5, 171, 100000})
+      for (std::int64_t row : {2, 3}) {
+        const Tensor x = nx::cast(nx::reshape(nx::linspace(nx::float64, -2., 3., rows * row), {rows, row}), dtype);
+        INFO(nx::name(dtype) << " " << rows << " rows of " << row);
+        const std::string shown = listing(normalized, x);
+        INFO(shown);
+        CHECK(count(shown, "  map ") == 1);
+        CHECK(count(shown, "; per row") >= 2);
+        same_on_both(*compiled(normalized, x), {x});
+      }
+
+  // Signed zeros, NaN, infinities and denormals in the rows: each reduction's per-row result as eager's,
+  // read back along the rows.
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> specials{-0., 0., 1.5, -2.25, 3e-320, std::nan(""), inf, -inf, 1e308};
+  std::vector<double> v(40 * 3);
+  for (std::size_t k = 0; k < v.size(); ++k) v[k] = k % 4 == 0 ? specials[(k * 5) % specials.size()] : -0.25 * double(k % 7);
+  const Tensor x = nx::create(nx::float64, {40, 3}, std::span<const double>(v));
+  auto spread_back = [](const Tensor& t) {
+    const Tensor y = t * 1.;
+    return (y - nx::max(y, {1}, true)) * nx::min(y, {1}, true) + nx::prod(y, {1}, true) / nx::sum(y, {1}, true);
+  };
+  CHECK(count(listing(spread_back, x), "  map ") == 1);
+  same_on_both(*compiled(spread_back, x), {x});
+
+  // A ground contact on the masses: a strided column of the positions compared per row, spread along them.
+  auto contact = [](const Tensor& p, const Tensor& force) {
+    const Tensor y = nx::slice(p, {0, 1}, {300, 2});
+    const Tensor ey = nx::create(nx::float64, {2}, {0., 1.});
+    return force + nx::where(nx::less(y, 0.), -1e5 * y, 0.) * ey;
+  };
+  CHECK(count(listing(contact, pos, pos), "  map ") == 1);
+  same_on_both(*compiled(contact, pos, pos), {pos, pos});
+
+  // A value of one element per row read along other axes than its rows' ([1, 2, 2] against [2, 2, 2]) is not
+  // spread: the kernel closes there, and the next one reads it from memory.
+  auto across = [](const Tensor& t) {
+    const Tensor y = t * 2.;
+    return y * nx::reshape(nx::sum(y, {2}), {1, 2, 2});
+  };
+  const Tensor cube = nx::reshape(nx::linspace(nx::float64, -1., 2., 8), {2, 2, 2});
+  CHECK(count(listing(across, cube), " = spread ") == 0);
+  same_on_both(*compiled(across, cube), {cube});
+  CHECK(same_bits(rune::jit(across)(cube), across(cube)));
+}
+
 TEST_CASE("a map kernel writes its result in place of an operand that dies there, when nothing else holds it") {
   auto f = [](const Tensor& a) { return nx::exp(nx::matmul(a, a)) * 2. + 1.; };
   const Tensor a = nx::reshape(nx::linspace(nx::float64, -1., 1., 16), {4, 4});

@@ -47,6 +47,7 @@ union RowLoop {
   nx::ops::kernels::UnaryRow unary;
   nx::ops::kernels::BinaryRow binary;
   nx::ops::kernels::SelectRow select;
+  nx::ops::kernels::ShortRows reduce;  // (a step reducing the block's rows: MapKernel::Step::Over::reduce)
 };
 
 struct Instruction {
@@ -118,6 +119,10 @@ struct MapKernel {
     // computed, a temporary: the block buffer holding it (shared by
     // temporaries whose lives do not overlap)
     std::int32_t buffer = -1;
+    // A value of one element per row of the kernel (computed by a step over
+    // the block's rows, or read by one): its shape, in `shapes`; -1 for the
+    // kernel's shape (or a scalar's, an element's).
+    std::int32_t shape = -1;
   };
   // A broadcast slot, gathered per block, with its strides along the
   // kernel's axes (in elements of its C-order elements; 0 along an axis it
@@ -166,6 +171,7 @@ struct MapKernel {
       column,     // base + begin / row, broadcast: a block within one row
       columns,    // at `offset` in the thread's block buffers: each row's element repeated along it
       gathered,   // at `offset` in the thread's block buffers: gathered from base by the slot's strides
+      per_row,    // base + begin / row: one element per row of the block
     };
     Kind kind = Kind::memory;
     std::int64_t stride = 1;
@@ -173,7 +179,15 @@ struct MapKernel {
     std::size_t size = 0;  // of an element
   };
   struct Step {
-    nx::ops::Family family{};  // unary, binary, select or convert
+    // What it computes in a block of n elements (of whole rows of `row`):
+    // the block's elements; one element per row (a value of the kernel's
+    // leading axes, as `len` of [n, 1] in a kernel of [n, 2] points); each
+    // row reduced to its element (its `row.reduce`: the eager loop of short
+    // rows); or each row's element repeated along it (a per-row value read
+    // by an elementwise step).
+    enum class Over : std::uint8_t { elements, rows, reduce, spread };
+    Over over = Over::elements;
+    nx::ops::Family family{};  // unary, binary, select or convert; reduce (Over::reduce)
     nx::ops::Prim prim{};
     std::int32_t out = 0;
     std::int32_t in[3] = {0, 0, 0};
@@ -199,6 +213,7 @@ struct MapKernel {
 
   nx::Shape shape;
   std::int64_t size = 0;
+  std::vector<nx::Shape> shapes;  // of its per-row values (Slot::shape)
   std::vector<Slot> slots;
   std::vector<Step> steps;
   std::vector<Reduction> reductions;  // at most max_reductions
@@ -231,6 +246,8 @@ struct MapKernel {
   std::int64_t row = 0;
   // The elements each result of its reductions reduces (whole rows).
   std::int64_t reduced = 0;
+
+  const nx::Shape& shape_of(const Slot& s) const { return s.shape < 0 ? shape : shapes[std::size_t(s.shape)]; }
 };
 
 struct Code;

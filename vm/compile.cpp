@@ -18,7 +18,10 @@
 // - a reduction of one of a kernel's values over its trailing axes (all of
 //   them, or the last ones: a row's sum) joins the kernel (sum(x * x) is
 //   one pass); its result is ready when the kernel has run, so an equation
-//   reading it closes the kernel first;
+//   reading it closes the kernel first; but in a kernel in rows, a short
+//   row's reduction, and the elementwise values of one element per row
+//   after it, are steps over the block's rows (MapKernel::Step::Over),
+//   spread along the rows where a value of the kernel's shape reads them;
 // - so does a scatter_add of one of a kernel's values (a segment_sum):
 //   each block's rows are added into the result as they are computed (a
 //   kernel has reductions or scatters, not both);
@@ -125,6 +128,13 @@ class Compiler {
         close_group_for_reduced();
         break;
       }
+    if (joins_group_per_row(eq)) {
+      if (group_.row == 0) group_.row = *reduced_row(eq);  // (a reduction of the rows it starts)
+      group_.members.push_back(i);
+      group_.values.insert(eq.outputs[0]);
+      group_.per_row.insert(eq.outputs[0]);
+      return;
+    }
     if (folds_into_group(eq)) {
       group_.reduction_row = *reduced_row(eq);
       group_.reductions.push_back(i);
@@ -139,7 +149,12 @@ class Compiler {
     }
     if (elementwise(eq) && scalar_operation(eq)) return emit_scalar(eq);
     if (elementwise(eq) && !home(eq.outputs[0]).scalar && has_row(eq)) {
-      if (!group_.members.empty() && group_.shape != type(eq.outputs[0]).shape) close_group();
+      if (open_group_is_per_row_of(eq)) {  // (its values are one element per row of eq's shape)
+        for (int v : group_.values) group_.per_row.insert(v);
+        group_.row = column_of_operand(group_.shape, type(eq.outputs[0]).shape);
+        group_.shape = type(eq.outputs[0]).shape;
+      }
+      if (!group_.members.empty() && (group_.shape != type(eq.outputs[0]).shape || spreads_badly(eq))) close_group();
       if (group_.members.empty()) group_.shape = type(eq.outputs[0]).shape;
       group_.row = row_with(eq);
       group_.members.push_back(i);
@@ -289,6 +304,10 @@ class Compiler {
     const kernels::Table& K = kernels::table();
     const int d = int(type(eq.inputs[family_of(eq) == Family::select ? 1 : 0]).dtype);
     RowLoop row{};
+    if (eq.prim == Prim::reshape) {  // (of a per-row value, to another shape of its elements: a copy)
+      row.unary = K.convert[d][d];
+      return row;
+    }
     switch (family_of(eq)) {
       case Family::unary:
         if (eq.prim == Prim::stop_gradient) row.unary = K.convert[d][d];  // a copy
@@ -350,6 +369,7 @@ class Compiler {
     std::vector<std::size_t> reductions;  // equations reducing members' values over their trailing axes
     std::vector<std::size_t> scatters;    // scatter_adds along axis 0 of members' values
     std::unordered_set<int> reduced;      // their results
+    std::unordered_set<int> per_row;      // members' values of one element per row (Step::Over)
     std::int64_t row = 0;                 // the kernel's rows (MapKernel::row), 0 while it has none
     std::int64_t reduction_row = 0;       // its reductions' rows (MapKernel::reduced)
   };
@@ -377,7 +397,7 @@ class Compiler {
   // whole rows of the kernel.
   bool folds_into_group(const ir::Equation& eq) const {
     if (group_.reductions.size() == MapKernel::max_reductions || eq.inputs.empty() ||
-        !group_.values.count(eq.inputs[0]))
+        !group_.values.count(eq.inputs[0]) || group_.per_row.count(eq.inputs[0]))
       return false;
     const std::optional<std::int64_t> row = reduced_row(eq);
     return row && group_.scatters.empty() && (group_.reductions.empty() || *row == group_.reduction_row) &&
@@ -400,6 +420,70 @@ class Compiler {
     const std::int64_t row = scattered_row(eq);
     if (row == 0 || row > MapKernel::block) return false;
     return group_.row == 0 || (group_.row <= MapKernel::block && group_.row % row == 0);
+  }
+
+  // ---- values of one element per row of the open kernel (Step::Over)
+  // Whether eq joins the open kernel as a step over its blocks' rows: a
+  // reduction of a member's rows to one element each (short rows, as eager
+  // reduces several: the same loop), a reshape of such a value, or an
+  // elementwise primitive of that many elements whose operands are such
+  // values, scalars, one element, or tensors of its elements. (`len =
+  // sqrt(sum(d * d, {1}))` and `k * (len - rest)` of [n, 2] springs, in
+  // the kernel computing d.)
+  bool joins_group_per_row(const ir::Equation& eq) const {
+    if (eq.kind != ir::OpKind::primitive || group_.members.empty() || home(eq.outputs[0]).scalar) return false;
+    const int out = eq.outputs[0];
+    if (family_of(eq) == Family::reduce) {
+      const int in = eq.inputs[0];
+      const std::optional<std::int64_t> row = reduced_row(eq);
+      const int d = int(type(in).dtype);
+      const kernels::Table& K = kernels::table();
+      return group_.values.count(in) && !group_.per_row.count(in) && type(in).shape == group_.shape && row &&
+             *row > 1 && *row <= K.short_row_elements[d] && K.short_rows[int(eq.prim)][d] &&
+             nx::numel(type(out).shape) > 1 &&
+             (group_.row == *row || (group_.row == 0 && group_.scatters.empty() &&
+                                     (group_.reductions.empty() || group_.reduction_row % *row == 0)));
+    }
+    if (group_.row <= 1 || group_.row > MapKernel::block ||
+        nx::numel(type(out).shape) * group_.row != nx::numel(group_.shape))
+      return false;
+    if (eq.prim == Prim::reshape) return group_.per_row.count(eq.inputs[0]) > 0;
+    if (!elementwise(eq) || !has_row(eq)) return false;
+    return std::all_of(eq.inputs.begin(), eq.inputs.end(), [&](int v) {
+      if (home(v).scalar || group_.per_row.count(v)) return true;
+      if (group_.values.count(v) || group_.reduced.count(v) || pending_takes_.count(v)) return false;
+      const std::int64_t n = nx::numel(type(v).shape);
+      return n == 1 || n == nx::numel(type(out).shape);
+    });
+  }
+
+  // Whether the open kernel, elementwise over values of one element per
+  // row of elementwise eq's shape (its operands such values too, scalars or
+  // one element), may run as steps over the rows of eq's kernel: `where(y <
+  // 0, -k * y, 0) * ey` of a column y of [n, 2] positions.
+  bool open_group_is_per_row_of(const ir::Equation& eq) const {
+    const nx::Shape& shape = type(eq.outputs[0]).shape;
+    const std::int64_t row = column_of_operand(group_.shape, shape);
+    if (group_.members.empty() || group_.row != 0 || !group_.reductions.empty() || !group_.scatters.empty() ||
+        row <= 1 || row > MapKernel::block)
+      return false;
+    const std::int64_t n = nx::numel(group_.shape);
+    return std::all_of(group_.members.begin(), group_.members.end(), [&](std::size_t i) {
+      const ir::Equation& member = p_.equations[i];
+      return std::all_of(member.inputs.begin(), member.inputs.end(), [&](int v) {
+        if (home(v).scalar || group_.values.count(v)) return true;
+        return !pending_takes_.count(v) && (nx::numel(type(v).shape) == 1 || nx::numel(type(v).shape) == n);
+      });
+    });
+  }
+
+  // Whether elementwise eq of the kernel's shape reads a per-row value
+  // that does not repeat along the kernel's rows (a per-row value is
+  // spread along them: Step::Over::spread).
+  bool spreads_badly(const ir::Equation& eq) const {
+    return std::any_of(eq.inputs.begin(), eq.inputs.end(), [&](int v) {
+      return group_.per_row.count(v) && column_of_operand(type(v).shape, group_.shape) != group_.row;
+    });
   }
 
   // The kernel's rows once eq joins it (0: none): those of its first row
@@ -461,9 +545,15 @@ class Compiler {
       }
     }
     const nx::Shape shape = group_.shape;
+    const std::int64_t row = group_.row;
+    std::unordered_set<int> per_row;
+    for (int v : deferred_values)
+      if (group_.per_row.count(v)) per_row.insert(v);
     group_.members = std::move(members);
     close_group();
     group_.shape = shape;
+    if (!per_row.empty()) group_.row = row;  // (the rows its per-row values are of)
+    group_.per_row = std::move(per_row);
     for (std::size_t i : deferred)
       for (int v : p_.equations[i].inputs)
         if (!deferred_values.count(v) && !home(v).scalar && group_.row == 0)
@@ -480,6 +570,8 @@ class Compiler {
     std::vector<std::size_t> reductions, scatters;
     reductions.swap(group_.reductions);
     scatters.swap(group_.scatters);
+    std::unordered_set<int> per_row;
+    per_row.swap(group_.per_row);
     group_.reduced.clear();
     const std::int64_t group_row = group_.row, group_reduced = group_.reduction_row;
     group_.row = group_.reduction_row = 0;
@@ -536,17 +628,64 @@ class Compiler {
       m.slots.push_back(s);
       return slot_of[v] = std::int32_t(m.slots.size() - 1);
     };
+    auto shape_index = [&](int v) {  // (a per-row value's shape, in m.shapes)
+      const auto at = std::find(m.shapes.begin(), m.shapes.end(), type(v).shape);
+      if (at != m.shapes.end()) return std::int32_t(at - m.shapes.begin());
+      m.shapes.push_back(type(v).shape);
+      return std::int32_t(m.shapes.size() - 1);
+    };
+    std::unordered_map<int, std::int32_t> per_row_slot_of, spread_of;
+    auto per_row_slot = [&](int v) {  // (v read by a step over the rows: one element per row)
+      if (per_row.count(v) || home(v).scalar || nx::numel(type(v).shape) == 1) return slot(v);
+      if (const auto found = per_row_slot_of.find(v); found != per_row_slot_of.end()) return found->second;
+      MapKernel::Slot s{.source = MapKernel::Source::tensor, .reg = home(v).index, .dtype = type(v).dtype};
+      if (pending_views_.count(v)) {
+        const auto [of, offset] = run_of(v);
+        materialize(of);
+        s.reg = home(of).index;
+        s.source = MapKernel::Source::view;
+        s.offset = offset;
+      }
+      s.shape = shape_index(v);
+      m.slots.push_back(s);
+      return per_row_slot_of[v] = std::int32_t(m.slots.size() - 1);
+    };
+    auto spread = [&](int v) {  // (a per-row value read by a step over the elements)
+      if (const auto found = spread_of.find(v); found != spread_of.end()) return found->second;
+      MapKernel::Step step;
+      step.over = MapKernel::Step::Over::spread;
+      step.family = Family::unary;
+      step.prim = Prim::broadcast;
+      step.in[0] = slot_of.at(v);
+      m.slots.push_back({.source = MapKernel::Source::computed, .dtype = type(v).dtype});
+      step.out = spread_of[v] = std::int32_t(m.slots.size() - 1);
+      m.steps.push_back(step);
+      return step.out;
+    };
     for (std::size_t i : members) {
       const ir::Equation& eq = p_.equations[i];
-      MapKernel::Step step;
-      step.family = eq.prim == Prim::stop_gradient ? Family::convert : family_of(eq);
-      step.prim = eq.prim;
-      step.row = row_of(eq);
-      for (std::size_t k = 0; k < eq.inputs.size(); ++k) step.in[k] = slot(eq.inputs[k]);
       const int v = eq.outputs[0];
+      const bool over_rows = per_row.count(v) > 0;
+      MapKernel::Step step;
+      step.family = eq.prim == Prim::stop_gradient || eq.prim == Prim::reshape ? Family::convert : family_of(eq);
+      step.prim = eq.prim;
+      if (step.family == Family::reduce) {
+        step.over = MapKernel::Step::Over::reduce;
+        step.row.reduce = kernels::table().short_rows[int(eq.prim)][int(type(v).dtype)];
+      } else {
+        step.over = over_rows ? MapKernel::Step::Over::rows : MapKernel::Step::Over::elements;
+        step.row = row_of(eq);
+      }
+      for (std::size_t k = 0; k < eq.inputs.size(); ++k) {
+        const int in = eq.inputs[k];
+        step.in[k] = step.over == MapKernel::Step::Over::rows ? per_row_slot(in)
+                     : per_row.count(in)                       ? spread(in)
+                                                               : slot(in);  // (a reduction's: the rows reduced)
+      }
       bool read_outside = read_outside_[std::size_t(v)];
       for (std::size_t user : users_[std::size_t(v)]) read_outside = read_outside || !in_group.count(user);
       m.slots.push_back({MapKernel::Source::computed, read_outside ? home(v).index : -1, type(v).dtype});
+      if (over_rows) m.slots.back().shape = shape_index(v);
       step.out = slot_of[v] = std::int32_t(m.slots.size() - 1);
       m.steps.push_back(step);
     }

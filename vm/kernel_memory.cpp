@@ -105,6 +105,7 @@ void plan_places(MapKernel& m) {
         break;
       default: break;  // (tensor, view, whole: in memory)
     }
+    if (slot.shape >= 0 && place.kind == Kind::memory) place.kind = Kind::per_row;  // (one element per row)
     m.places.push_back(place);
   }
   m.single_block = m.size <= MapKernel::block && m.reductions.empty() && m.row == 0 && m.spread.empty() &&
@@ -124,7 +125,7 @@ void stream_results(MapKernel& m) {
   for (std::size_t i = 0; i < m.steps.size(); ++i) {
     MapKernel::Step& step = m.steps[i];
     const MapKernel::Slot& out = m.slots[std::size_t(step.out)];
-    if (out.reg < 0) continue;
+    if (out.reg < 0 || step.over != MapKernel::Step::Over::elements) continue;
     bool read = false;
     for (std::size_t j = i + 1; j < m.steps.size(); ++j)
       for (std::int32_t in : m.steps[j].inputs()) read = read || in == step.out;

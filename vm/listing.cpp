@@ -87,11 +87,16 @@ std::string buffer_text(std::span<const std::int32_t> donors, std::int32_t recyc
 
 std::string map_text(const MapKernel& m) {
   std::string out;
+  using Over = MapKernel::Step::Over;
   for (const MapKernel::Step& s : m.steps) {
-    out += "  " + slot_name(m, s.out) + " = " + std::string(nx::ops::info(s.prim).name);
+    out += "  " + slot_name(m, s.out) + " = " +
+           (s.over == Over::spread ? std::string("spread") : std::string(nx::ops::info(s.prim).name));
     if (s.family == nx::ops::Family::convert && s.prim == nx::ops::Prim::convert)
       out += " to " + std::string(nx::name(m.slots[std::size_t(s.out)].dtype));
     for (std::int32_t in : s.inputs()) out.append(" ").append(slot_name(m, in));
+    // (a step over the block's rows: "per row"; one reducing or spreading them: their length)
+    if (s.over == Over::rows) out += "  ; per row";
+    if (s.over == Over::reduce || s.over == Over::spread) out += "  ; rows of " + std::to_string(m.row);
     const MapKernel::Slot& result = m.slots[std::size_t(s.out)];
     out += buffer_text(result.donors, result.recycled);
     out += '\n';
@@ -219,7 +224,7 @@ std::string listing(const Code& code) {
     const MapKernel& m = code.maps[k];
     const bool rows = std::any_of(m.slots.begin(), m.slots.end(), [&m](const MapKernel::Slot& s) {
       return s.source == MapKernel::Source::rows || s.source == MapKernel::Source::columns ||
-             (s.source == MapKernel::Source::indexed && m.row > 0);
+             (s.source == MapKernel::Source::indexed && m.row > 0) || s.shape >= 0;
     });
     out += "map " + std::to_string(k) + ": " + nx::to_string(m.shape) + ", " + std::to_string(m.steps.size()) +
            " steps" + (rows ? ", rows of " + std::to_string(m.row) : "") + "\n" + map_text(m);

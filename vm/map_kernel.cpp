@@ -52,8 +52,55 @@ unsigned char* block_buffers(std::size_t bytes) {
   return bytes > 0 ? scratch(buffer, bytes) : nullptr;
 }
 
-// Step s on n elements whose slots are at `at`, their strides in `places`.
-inline void run_step(const MapKernel::Step& s, const Place* places, char* const* at, std::int64_t n) {
+// `count` copies of the element of `size` bytes at `element`, at `out`.
+void spread(const char* element, std::size_t size, std::int64_t count, char* out) {
+  auto fill = [&](auto word) {
+    std::memcpy(&word, element, sizeof word);
+    std::fill_n(reinterpret_cast<decltype(word)*>(out), count, word);
+  };
+  switch (size) {
+    case 1: return fill(std::uint8_t{});
+    case 2: return fill(std::uint16_t{});
+    case 4: return fill(std::uint32_t{});
+    case 8: return fill(std::uint64_t{});
+    default:
+      for (std::int64_t k = 0; k < count; ++k) std::memcpy(out + std::size_t(k) * size, element, size);
+  }
+}
+
+// `rows` rows of `row` copies each of the consecutive elements of `size`
+// bytes at `elements`, at `out`. (Rows of two, a [n, 1] operand of a
+// kernel of [n, 2] points, in one loop: a call a row costs more than its
+// copies.)
+void spread_rows(const char* elements, std::size_t size, std::int64_t row, std::int64_t rows, char* out) {
+  auto fill = [&](auto word) {
+    using Word = decltype(word);
+    Word* to = reinterpret_cast<Word*>(out);
+    for (std::int64_t r = 0; r < rows; ++r, elements += sizeof(Word), to += row) {
+      std::memcpy(&word, elements, sizeof word);
+      if (row == 2) to[0] = to[1] = word;
+      else std::fill_n(to, row, word);
+    }
+  };
+  switch (size) {
+    case 4: return fill(std::uint32_t{});
+    case 8: return fill(std::uint64_t{});
+    default:
+      for (std::int64_t r = 0; r < rows; ++r) spread(elements + std::size_t(r) * size, size, row, out + std::size_t(r * row) * size);
+  }
+}
+
+// Step s on a block of n elements (of whole rows of `row` when the step is
+// over its rows) whose slots are at `at`, their strides in `places`.
+inline void run_step(const MapKernel::Step& s, const Place* places, char* const* at, std::int64_t n,
+                     std::int64_t row) {
+  using Over = MapKernel::Step::Over;
+  switch (s.over) {
+    case Over::elements: break;
+    case Over::rows: n /= row; break;
+    case Over::reduce: return s.row.reduce(n / row, row, at[s.in[0]], at[s.out]);
+    case Over::spread: return spread_rows(at[s.in[0]], places[s.out].size, row, n / row, at[s.out]);
+  }
   switch (s.family) {
     case nx::ops::Family::binary:
       s.row.binary(n, at[s.in[0]], places[s.in[0]].stride, at[s.in[1]], places[s.in[1]].stride, at[s.out]);
@@ -119,44 +166,6 @@ struct Folder {
   }
 };
 
-// `count` copies of the element of `size` bytes at `element`, at `out`.
-void spread(const char* element, std::size_t size, std::int64_t count, char* out) {
-  auto fill = [&](auto word) {
-    std::memcpy(&word, element, sizeof word);
-    std::fill_n(reinterpret_cast<decltype(word)*>(out), count, word);
-  };
-  switch (size) {
-    case 1: return fill(std::uint8_t{});
-    case 2: return fill(std::uint16_t{});
-    case 4: return fill(std::uint32_t{});
-    case 8: return fill(std::uint64_t{});
-    default:
-      for (std::int64_t k = 0; k < count; ++k) std::memcpy(out + std::size_t(k) * size, element, size);
-  }
-}
-
-// `rows` rows of `row` copies each of the consecutive elements of `size`
-// bytes at `elements`, at `out`. (Rows of two, a [n, 1] operand of a
-// kernel of [n, 2] points, in one loop: a call a row costs more than its
-// copies.)
-void spread_rows(const char* elements, std::size_t size, std::int64_t row, std::int64_t rows, char* out) {
-  auto fill = [&](auto word) {
-    using Word = decltype(word);
-    Word* to = reinterpret_cast<Word*>(out);
-    for (std::int64_t r = 0; r < rows; ++r, elements += sizeof(Word), to += row) {
-      std::memcpy(&word, elements, sizeof word);
-      if (row == 2) to[0] = to[1] = word;
-      else std::fill_n(to, row, word);
-    }
-  };
-  switch (size) {
-    case 4: return fill(std::uint32_t{});
-    case 8: return fill(std::uint64_t{});
-    default:
-      for (std::int64_t r = 0; r < rows; ++r) spread(elements + std::size_t(r) * size, size, row, out + std::size_t(r * row) * size);
-  }
-}
-
 // The kernel's elements [begin, begin + n) of an operand at `base` read
 // with `strides` along the kernel's axes (`shape`), at `out`: runs along the
 // last axis copied (stride 1: a C-order operand) or spread (stride 0).
@@ -219,7 +228,8 @@ class Blocks {
       case Place::Kind::memory: return base + begin * p.stride * std::int64_t(p.size);
       case Place::Kind::repeated: return base;
       case Place::Kind::row: return base + (begin % m_.row) * std::int64_t(p.size);
-      case Place::Kind::column: return base + (begin / m_.row) * std::int64_t(p.size);
+      case Place::Kind::column:
+      case Place::Kind::per_row: return base + (begin / m_.row) * std::int64_t(p.size);
       default: return reinterpret_cast<char*>(temps_ + p.offset);  // (temporary, columns, gathered)
     }
   }
@@ -254,7 +264,7 @@ class Blocks {
     const std::size_t count = m_.steps.size();
     for (std::size_t i = 0; i < count; ++i) {
       if (next_n > 0) prefetch(next, next_n, i);
-      run_step(steps[i], places_, at.data(), n);
+      run_step(steps[i], places_, at.data(), n, m_.row);
     }
     for (std::size_t k = 0; k < m_.scatters.size(); ++k) {
       const MapKernel::Scattered& s = m_.scatters[k];
@@ -481,7 +491,7 @@ void run_one_block(const MapKernel& m, Frame& f) {
   for (std::size_t k = 0; k < slots; ++k)
     at[k] = m.places[k].kind == Place::Kind::temporary ? reinterpret_cast<char*>(temps + m.places[k].offset)
                                                        : slot_base(m, k, f, held, nullptr);
-  for (const MapKernel::Step& s : m.steps) run_step(s, m.places.data(), at, m.size);
+  for (const MapKernel::Step& s : m.steps) run_step(s, m.places.data(), at, m.size, m.row);
 }
 
 // Any other kernel: its blocks, on oneTBB when it is large.

@@ -64,7 +64,8 @@ void choose_donors(MapKernel& m, std::size_t pc, const std::vector<std::size_t>&
       const MapKernel::Slot& s = m.slots[j];
       const bool dies_here = s.source == MapKernel::Source::tensor && !kept[std::size_t(s.reg)] &&
                              last_read[std::size_t(s.reg)] == pc && slots_of_register[std::size_t(s.reg)] == 1;
-      if (dies_here && s.dtype == out.dtype && last_step[j] <= std::ptrdiff_t(k)) out.donors[listed++] = s.reg;
+      if (dies_here && s.dtype == out.dtype && s.shape == out.shape && last_step[j] <= std::ptrdiff_t(k))
+        out.donors[listed++] = s.reg;
     }
   }
 }
@@ -283,7 +284,7 @@ void plan_memory(Code& code, Parameters params) {
       for (const MapKernel::Scattered& s : m.scatters) planned[std::size_t(s.out)] = true;
       for (MapKernel::Slot& s : m.slots) {
         if (s.source != MapKernel::Source::computed || s.reg < 0) continue;
-        const nx::ops::TensorType type{s.dtype, m.shape};
+        const nx::ops::TensorType type{s.dtype, m.shape_of(s)};
         // (a parameter as donor is written over only when donated: a dead value's buffer is the likelier)
         const bool own_donor = std::any_of(s.donors.begin(), s.donors.end(),
                                            [&](std::int32_t d) { return d >= 0 && recycler.pooled(d); });
@@ -331,7 +332,7 @@ nx::Tensor buffer_for(const MapKernel& m, const MapKernel::Slot& slot, Frame& f)
     if (held_alone(donor)) return std::move(donor);
     if (f.code->takes_donated && donated_alone(f, donor)) return nx::ops::take_buffer(std::exchange(donor, nx::Tensor()));
   }
-  return recycled.defined() ? recycled : nx::ops::make_tensor(slot.dtype, m.shape);
+  return recycled.defined() ? recycled : nx::ops::make_tensor(slot.dtype, m.shape_of(slot));
 }
 
 bool writes_over_operand(const Call& call, const Frame& f) {
