@@ -254,6 +254,39 @@ TEST_CASE("where selects with broadcasting; clamp bounds") {
   CHECK(values(nx::clamp(f64({3}, {-5, 0.5, 5}), 0., 1.)) == std::vector<double>{0, 0.5, 1});
 }
 
+TEST_CASE("where gives the chosen elements at every element size, with operands in a row, one element or strided") {
+  // (elements of 1, 2, 4 and 8 bytes are chosen by a mask in a loop without
+  // strides where it can be; 16 bytes element by element)
+  const std::int64_t n = 37;  // (a tail after whole vectors)
+  std::vector<double> cv, av, bv;
+  for (std::int64_t i = 0; i < n; ++i) {
+    cv.push_back(double((i * 7) % 3 == 0));
+    av.push_back(double(i) - 20.5);
+    bv.push_back(100. + double(i));
+  }
+  const Tensor c = nx::cast(nx::create(nx::float64, {n}, cv), nx::bool_);
+  for (nx::DType dtype : {nx::int8, nx::int16, nx::float32, nx::float64, nx::complex128}) {
+    INFO(nx::name(dtype));
+    const Tensor a = nx::cast(nx::create(nx::float64, {n}, av), dtype);
+    const Tensor b = nx::cast(nx::create(nx::float64, {n}, bv), dtype);
+    const Tensor a1 = nx::slice(a, {3}, {4}), b1 = nx::slice(b, {5}, {6});  // one element, broadcast
+    // strided: every other element of twice as many
+    const Tensor a2 = nx::slice(nx::concatenate({a, a}, 0), {0}, {2 * n}, {2});
+    auto expected = [&](const Tensor& x, const Tensor& y) {
+      const std::vector<double> xs = values(nx::cast(nx::broadcast_to(x, {n}), nx::float64)),
+                                ys = values(nx::cast(nx::broadcast_to(y, {n}), nx::float64));
+      std::vector<double> out;
+      for (std::int64_t i = 0; i < n; ++i) out.push_back(cv[std::size_t(i)] != 0 ? xs[std::size_t(i)] : ys[std::size_t(i)]);
+      return out;
+    };
+    for (const auto& [x, y] : {std::pair{a, b}, std::pair{a1, b}, std::pair{a, b1}, std::pair{a1, b1}, std::pair{a2, b}}) {
+      const Tensor got = nx::where(c, x, y);
+      CHECK(got.dtype() == dtype);
+      CHECK(values(nx::cast(got, nx::float64)) == expected(x, y));
+    }
+  }
+}
+
 TEST_CASE("cast converts between every pair of dtypes") {
   Tensor x = f64({4}, {-1.5, 0, 2.7, 300});
   CHECK(text(nx::cast(x, nx::int32)) == "int32 [4] [-1, 0, 2, 300]");

@@ -605,6 +605,46 @@ TEST_CASE("an iterate's until and step hoist their invariants as until's and the
   CHECK(same_bits(compiled(x, c, d), unsimplified[0]));
 }
 
+TEST_CASE("a large elementwise invariant stays in its loop when the loop reads its operand anyway") {
+  // W5's until: |x * x - a| < a * 1e-12. Over 2^17 lanes, reading a * 1e-12
+  // each trip costs more than computing it beside the a it reads; over 100
+  // lanes it moves out (rune/ir/passes/hoist.hpp)
+  auto f = [](const Tensor& a) {
+    return rune::iterate(
+        100, [a](const Tensor& x) { return nx::all(nx::less(nx::abs(x * x - a), a * 1e-12)); },
+        [a](const Tensor& x) { return (x + a / x) * 0.5; }, a);
+  };
+  for (std::int64_t n : {std::int64_t(100), std::int64_t(1) << 17}) {
+    INFO(n << " lanes");
+    const Tensor a = nx::linspace(nx::float64, 0.5, 100., n);
+    auto compiled = rune::jit(f);
+    const rune::Program program = compiled.program(a);
+    const std::string listing = rune::bytecode(program);
+    INFO(listing);
+    CHECK((listing.find("; hoisted from invoke 0") != std::string::npos) == (n == 100));
+    CHECK(same_bits(compiled(a), f(a)));
+  }
+}
+
+TEST_CASE("small values between large ones move before them, so the large ones meet in one kernel") {
+  // head * 3 (2 elements) came between x * 2 and the add, closing the kernel of x's shape
+  auto f = [](const Tensor& x) {
+    const Tensor doubled = x * 2.;
+    const Tensor head = nx::slice(x, {0}, {2}) * 3.;
+    return doubled + nx::sum(head) + nx::exp(x);
+  };
+  const Tensor x = nx::linspace(nx::float64, -1., 1., 4096);
+  auto compiled = rune::jit(f);
+  const rune::Program program = compiled.program(x);
+  const std::string listing = rune::bytecode(program);
+  INFO(listing);
+  CHECK(position_of(program.ir(), nx::ops::Prim::reduce_sum) < position_of(program.ir(), nx::ops::Prim::exp));
+  std::size_t kernels = 0;
+  for (std::size_t at = listing.find("= map "); at != std::string::npos; at = listing.find("= map ", at + 1)) ++kernels;
+  CHECK(kernels == 2);  // (head * 3, then everything of x's shape)
+  CHECK(same_bits(compiled(x), f(x)));
+}
+
 TEST_CASE("nested scans: an inner step's invariants move out as far as they are invariant") {
   using nx::ops::Prim;
   auto f = [](const Tensor& xs, const Tensor& c) {

@@ -75,6 +75,17 @@ TEST_CASE("max and min propagate NaN; argmax picks the first maximum, NaN first"
   CHECK_THROWS_WITH(nx::argmax(nx::zeros(nx::float64, {0}), 0), "nx::argmax: axis 0 of float64 [0] is empty");
 }
 
+TEST_CASE("argmin and argmax of bool values give the first false and the first true (the first element when none)") {
+  auto bools = [](std::initializer_list<double> v) { return nx::cast(f64({std::int64_t(v.size())}, v), nx::bool_); };
+  CHECK(text(nx::argmin(bools({1, 1, 0, 1, 0}), 0)) == "int32 [] 2");
+  CHECK(text(nx::argmax(bools({0, 0, 0, 1, 1}), 0)) == "int32 [] 3");
+  CHECK(text(nx::argmin(bools({1, 1, 1}), 0)) == "int32 [] 0");
+  CHECK(text(nx::argmax(bools({0, 0, 0}), 0)) == "int32 [] 0");
+  const Tensor m = nx::cast(f64({2, 3}, {1, 0, 1, 0, 1, 1}), nx::bool_);
+  CHECK(text(nx::argmin(m, 1)) == "int32 [2] [1, 0]");
+  CHECK(text(nx::argmax(m, 0)) == "int32 [3] [0, 1, 0]");  // (along a strided axis)
+}
+
 TEST_CASE("logsumexp is stable for large and infinite entries") {
   Tensor x = f64({3}, {1000, 1000, 1000});
   CHECK(nx::item(nx::logsumexp(x)) == Approx(1000 + std::log(3.)));

@@ -1,5 +1,6 @@
 #include "ir/passes/hoist.hpp"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "ir/passes/canonical.hpp"
@@ -50,6 +51,45 @@ struct Invariant {
   std::vector<int> crossing;
 };
 
+bool large_elementwise(const Program& sub, const Equation& eq) {
+  const nx::ops::Family f = nx::ops::info(eq.prim).family;
+  const bool elementwise = f == nx::ops::Family::unary || f == nx::ops::Family::binary ||
+                           f == nx::ops::Family::select || f == nx::ops::Family::convert;
+  return elementwise && nx::numel(sub.types[std::size_t(eq.outputs[0])].shape) > hoisted_elements;
+}
+
+// An invariant elementwise value larger than hoisted_elements stays in the
+// loop when one of its operands of that size is read there anyway: in a
+// loop over memory that does not fit the caches, computing it again in the
+// kernel that reads its operand costs less than reading it as a value of
+// its own (hoist.hpp). What reads a value that stays stays too; and its
+// operands are then read in the loop: again until nothing changes.
+void keep_large_elementwise_in(const Program& sub, std::vector<bool>& invariant, const std::vector<int>& defined_by) {
+  auto large_value = [&](int v) { return nx::numel(sub.types[std::size_t(v)].shape) > hoisted_elements; };
+  auto staying = [&](int v) {
+    const int by = defined_by[std::size_t(v)];
+    return by >= 0 && sub.equations[std::size_t(by)].kind == OpKind::primitive && !invariant[std::size_t(by)];
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::vector<bool> read_staying(sub.types.size(), false);
+    for (std::size_t i = 0; i < sub.equations.size(); ++i)
+      if (!invariant[i])
+        for (int v : sub.equations[i].inputs) read_staying[std::size_t(v)] = true;
+    for (int v : sub.results) read_staying[std::size_t(v)] = true;
+    for (std::size_t i = 0; i < sub.equations.size(); ++i) {
+      const Equation& eq = sub.equations[i];
+      if (!invariant[i]) continue;
+      const bool stays =
+          std::any_of(eq.inputs.begin(), eq.inputs.end(), staying) ||
+          (large_elementwise(sub, eq) && std::any_of(eq.inputs.begin(), eq.inputs.end(), [&](int v) {
+             return large_value(v) && read_staying[std::size_t(v)];
+           }));
+      if (stays) invariant[i] = false, changed = true;
+    }
+  }
+}
+
 Invariant invariant_part(const Program& sub, std::size_t first_capture) {
   Invariant out;
   out.moved.assign(sub.equations.size(), false);
@@ -66,6 +106,7 @@ Invariant invariant_part(const Program& sub, std::size_t first_capture) {
     defined_by[std::size_t(eq.outputs[0])] = int(i);
     out.invariant[i] = eq.kind == OpKind::primitive;
   }
+  keep_large_elementwise_in(sub, out.invariant, defined_by);
   // The crossing values: of invariant primitives, read by what stays.
   std::vector<bool> crosses(sub.types.size(), false);
   auto cross = [&](int v) {

@@ -14,7 +14,11 @@
 // invariant values runs once per trip as before), the collectives (they
 // depend on the maps running around the call), and broadcasts (views the
 // loop's map kernels read as broadcast operands, where a capture would be
-// read as a whole tensor).
+// read as a whole tensor). Nor does an elementwise value of more than
+// hoisted_elements elements with an operand of that size that the loop
+// reads anyway (`x * x - lane` beside `lane * 1e-12`): in a loop over
+// memory that does not fit the caches, reading such a value each trip costs
+// more than computing it in the kernel that reads its operand.
 //
 // Inner loops first: what an inner loop's sub-program hoists lands in the
 // outer loop's, and moves on out when it is invariant there too.
@@ -27,9 +31,13 @@
 // never extra work.
 #pragma once
 
+#include <cstdint>
+
 #include "ir/program.hpp"
 
 namespace rune::ir {
+
+inline constexpr std::int64_t hoisted_elements = std::int64_t(1) << 16;
 
 Program hoist_loop_invariants(const Program& program);
 

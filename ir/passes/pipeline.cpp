@@ -7,6 +7,7 @@
 #include "ir/passes/dce.hpp"
 #include "ir/passes/fold.hpp"
 #include "ir/passes/hoist.hpp"
+#include "ir/passes/schedule.hpp"
 #include "ir/text.hpp"
 #include "ir/verify.hpp"
 
@@ -41,12 +42,14 @@ Program simplify(const Program& program) {
 
 Program simplify_loops(const Program& simplified, std::int64_t scalar_elements) {
   // (scalarizing first: the parts of a loop's captures are then hoisted;
-  // CSE after hoisting merges what two loops hoisted alike)
+  // CSE after hoisting merges what two loops hoisted alike; the order for
+  // the VM's kernels last)
   auto scalarize = [&](const Program& in) { return scalarize_small_values(in, scalar_elements); };
   Program p = stage("scalarize", scalarize, simplified);
   p = stage("hoist", hoist_loop_invariants, p);
   p = stage("cse", eliminate_common_subexpressions, p);
-  return stage("dce", eliminate_dead_code, p);
+  p = stage("dce", eliminate_dead_code, p);
+  return stage("schedule", schedule_for_fusion, p);
 }
 
 }  // namespace rune::ir

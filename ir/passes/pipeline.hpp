@@ -13,8 +13,8 @@ namespace rune::ir {
 // loops as traced, so its bits are those of the function's own).
 Program simplify(const Program& program);
 // Then small tensors split into scalars, loop-invariant hoisting (and CSE,
-// DCE after them): the program a compiled function runs, and its
-// `program()`.
+// DCE after them), small values ordered first for the VM's kernels: the
+// program a compiled function runs, and its `program()`.
 Program simplify_loops(const Program& simplified, std::int64_t scalar_elements = default_scalar_elements);
 
 }  // namespace rune::ir

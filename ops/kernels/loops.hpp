@@ -106,8 +106,18 @@ template <Prim P, class T> void binary_loop(std::int64_t n, const void* a_, std:
   const T* a = static_cast<const T*>(a_);
   const T* b = static_cast<const T*>(b_);
   R* out = static_cast<R*>(out_);
-  for (std::int64_t i = 0; i < n; ++i)
-    out[i] = convert_value<R>(Op<P>::scalar(convert_value<CT>(a[i * sa]), convert_value<CT>(b[i * sb])));
+  auto element = [](T x) { return convert_value<CT>(x); };
+  // (operands in a row, or the right one a single element: loops without
+  // strides, which the compiler vectorizes; the same operations per element)
+  if (sa == 1 && sb == 1) {
+    for (std::int64_t i = 0; i < n; ++i) out[i] = convert_value<R>(Op<P>::scalar(element(a[i]), element(b[i])));
+  } else if (sa == 1 && sb == 0) {
+    const CT y = element(*b);
+    for (std::int64_t i = 0; i < n; ++i) out[i] = convert_value<R>(Op<P>::scalar(element(a[i]), y));
+  } else {
+    for (std::int64_t i = 0; i < n; ++i)
+      out[i] = convert_value<R>(Op<P>::scalar(element(a[i * sa]), element(b[i * sb])));
+  }
 }
 
 // ---- reductions: an identity and a combine per primitive
@@ -241,6 +251,11 @@ template <Prim P, class T> std::int32_t arg_loop(std::int64_t n, const void* in_
   CT best = convert_value<CT>(in[0]);
   std::int32_t at = 0;
   if (best != best) return 0;
+  if constexpr (std::is_same_v<T, bool>) {  // (the first false of an argmin, true of an argmax: none comes first)
+    for (std::int64_t i = 0; i < n; ++i)
+      if (in[i * s] == (P == Prim::argmax)) return std::int32_t(i);
+    return 0;
+  }
   for (std::int64_t i = 1; i < n; ++i) {
     CT x = convert_value<CT>(in[i * s]);
     if (x != x) return std::int32_t(i);

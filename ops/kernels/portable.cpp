@@ -1,6 +1,8 @@
 // The portable kernel table: scalar loops for every primitive and dtype an
 // operation accepts. The SIMD tables then replace the float32/float64 loops.
+#include <cstdint>
 #include <cstdlib>
+#include <type_traits>
 #include <string_view>
 #include <utility>
 
@@ -11,15 +13,46 @@ namespace {
 
 template <std::size_t Bytes> struct Element { unsigned char bytes[Bytes]; };
 
+// Elements of 1, 2, 4 or 8 bytes (as signed integers S) chosen by a mask
+// made of the condition's byte (a bool is 0 or 1), without strides where
+// the operands are in a row or one element: loops the compiler vectorizes.
+template <class S>
+void select_words(std::int64_t n, const unsigned char* c, std::int64_t sc, const S* a, std::int64_t sa, const S* b,
+                  std::int64_t sb, S* out) {
+  auto chosen = [](unsigned char which, S x, S y) {
+    const S mask = S(-S(which));
+    return S((x & mask) | (y & S(~mask)));
+  };
+  if (sc == 1 && sa == 1 && sb == 1) {
+    for (std::int64_t i = 0; i < n; ++i) out[i] = chosen(c[i], a[i], b[i]);
+  } else if (sc == 1 && sa == 0 && sb == 1) {
+    const S x = *a;
+    for (std::int64_t i = 0; i < n; ++i) out[i] = chosen(c[i], x, b[i]);
+  } else if (sc == 1 && sa == 1 && sb == 0) {
+    const S y = *b;
+    for (std::int64_t i = 0; i < n; ++i) out[i] = chosen(c[i], a[i], y);
+  } else {
+    for (std::int64_t i = 0; i < n; ++i) out[i] = chosen(c[i * sc], a[i * sa], b[i * sb]);
+  }
+}
+
 template <std::size_t Bytes>
 void select_loop(std::int64_t n, const void* c_, std::int64_t sc, const void* a_, std::int64_t sa,
                  const void* b_, std::int64_t sb, void* out_) {
-  using E = Element<Bytes>;
-  const bool* c = static_cast<const bool*>(c_);
-  const E* a = static_cast<const E*>(a_);
-  const E* b = static_cast<const E*>(b_);
-  E* out = static_cast<E*>(out_);
-  for (std::int64_t i = 0; i < n; ++i) out[i] = c[i * sc] ? a[i * sa] : b[i * sb];
+  if constexpr (Bytes == 1 || Bytes == 2 || Bytes == 4 || Bytes == 8) {
+    using S = std::conditional_t<Bytes == 1, std::int8_t,
+                                 std::conditional_t<Bytes == 2, std::int16_t,
+                                                    std::conditional_t<Bytes == 4, std::int32_t, std::int64_t>>>;
+    select_words(n, static_cast<const unsigned char*>(c_), sc, static_cast<const S*>(a_), sa,
+                 static_cast<const S*>(b_), sb, static_cast<S*>(out_));
+  } else {
+    using E = Element<Bytes>;
+    const bool* c = static_cast<const bool*>(c_);
+    const E* a = static_cast<const E*>(a_);
+    const E* b = static_cast<const E*>(b_);
+    E* out = static_cast<E*>(out_);
+    for (std::int64_t i = 0; i < n; ++i) out[i] = c[i * sc] ? a[i * sa] : b[i * sb];
+  }
 }
 
 template <class From, class To> void convert_loop(std::int64_t n, const void* a_, std::int64_t sa, void* out_) {
