@@ -209,7 +209,7 @@ struct MapKernel {
     nx::ops::kernels::ShortRows short_rows = nullptr;  // rows of the kernel's `reduced` elements, when they are short
   };
   static constexpr std::size_t max_reductions = 8;
-  static constexpr std::int64_t block = 512;  // the elements a kernel computes at a time
+  static constexpr std::int64_t block = 1024;  // the elements a kernel computes at a time
 
   nx::Shape shape;
   std::int64_t size = 0;

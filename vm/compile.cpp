@@ -254,7 +254,7 @@ class Compiler {
   // Whether a kernel of `shape` in rows of `row` (0: none) whose
   // reductions reduce rows of `reduced` (0: none) gathers the pending take
   // v in its blocks: of the kernel's shape, the take's rows whole in every
-  // block (blocks of whole kernel rows of a multiple of them, or of 512
+  // block (blocks of whole kernel rows of a multiple of them, or of 1,024
   // elements and reduced rows a multiple of them: map_kernel.cpp's blocks
   // start at multiples of those, and its chunks of 2^15 elements).
   bool gathers(int v, const nx::Shape& shape, std::int64_t row, std::int64_t reduced) const {
@@ -684,6 +684,11 @@ class Compiler {
       }
       bool read_outside = read_outside_[std::size_t(v)];
       for (std::size_t user : users_[std::size_t(v)]) read_outside = read_outside || !in_group.count(user);
+      if (step.family == Family::convert && step.prim != Prim::convert && !read_outside &&
+          (per_row.count(v) > 0) == (per_row.count(eq.inputs[0]) > 0)) {
+        slot_of[v] = step.in[0];  // (a reshape or stop_gradient read only here: its operand's elements, no step)
+        continue;
+      }
       m.slots.push_back({MapKernel::Source::computed, read_outside ? home(v).index : -1, type(v).dtype});
       if (over_rows) m.slots.back().shape = shape_index(v);
       step.out = slot_of[v] = std::int32_t(m.slots.size() - 1);

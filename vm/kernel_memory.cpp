@@ -156,9 +156,12 @@ std::size_t fetch_weight(const MapKernel::Step& s) {
 
 // Which operands a kernel asks the caches for a block ahead (those in
 // memory, in order: vm/map_kernel.cpp), and the lines of a whole block of
-// the widest of them shared out over the steps by their weights.
+// the widest of them shared out over the steps by their weights. None when
+// they come to at most fetched_bytes in all: a kernel over so little stays
+// in the caches from one call (or a loop's trip) to the next, and asking
+// for its lines again costs more than it brings (a cloth's step).
 void plan_fetches(MapKernel& m) {
-  std::size_t widest = 0, total = 0, before = 0;
+  std::size_t widest = 0, total = 0, before = 0, bytes = 0;
   for (std::size_t k = 0; k < m.slots.size(); ++k) {
     const MapKernel::Slot& s = m.slots[k];
     const bool in_memory = s.source == MapKernel::Source::tensor || s.source == MapKernel::Source::view ||
@@ -166,6 +169,11 @@ void plan_fetches(MapKernel& m) {
     if (!in_memory) continue;
     m.fetched.push_back(std::int32_t(k));
     widest = std::max(widest, nx::size_of(s.dtype));
+    bytes += std::size_t(m.size) * nx::size_of(s.dtype);
+  }
+  if (bytes <= fetched_bytes) {
+    m.fetched.clear();
+    return;
   }
   const std::size_t lines = std::size_t(MapKernel::block) * widest / 64;
   for (const MapKernel::Step& s : m.steps) total += fetch_weight(s);

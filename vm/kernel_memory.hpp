@@ -22,4 +22,8 @@ void plan_kernel_memory(MapKernel& m);
 // Smaller results are fetched into the caches a block ahead.
 std::size_t streaming_threshold();
 
+// The bytes of a kernel's operands in memory up to which none is fetched a
+// block ahead (kernel_memory.cpp).
+inline constexpr std::size_t fetched_bytes = std::size_t(256) << 10;
+
 }  // namespace rune::vm

@@ -1,6 +1,6 @@
 // Map kernels: a fused elementwise computation run over blocks of its
 // outputs. Each step is the eager kernels' row loop for its primitive, run
-// on a block at a time (512 elements, in the caches), so an element's
+// on a block at a time (1,024 elements, in the caches), so an element's
 // bits are eager's whatever the fusion, the block or the thread. Blocks
 // run on oneTBB above the eager kernels' grain, in chunks fixed by the
 // size alone.
@@ -72,14 +72,22 @@ void spread(const char* element, std::size_t size, std::int64_t count, char* out
 // bytes at `elements`, at `out`. (Rows of two, a [n, 1] operand of a
 // kernel of [n, 2] points, in one loop: a call a row costs more than its
 // copies.)
+template <class Word> void spread_pairs(const void* elements, std::int64_t rows, void* out) {
+  typedef Word __attribute__((__may_alias__)) Bits;  // (the words of elements of any type)
+  const Bits* __restrict from = static_cast<const Bits*>(elements);
+  Bits* __restrict to = static_cast<Bits*>(out);
+  for (std::int64_t r = 0; r < rows; ++r) to[2 * r] = to[2 * r + 1] = from[r];
+}
+
 void spread_rows(const char* elements, std::size_t size, std::int64_t row, std::int64_t rows, char* out) {
   auto fill = [&](auto word) {
     using Word = decltype(word);
     Word* to = reinterpret_cast<Word*>(out);
+    if (row == 2)  // (in a loop the compiler vectorizes)
+      return spread_pairs<Word>(elements, rows, to);
     for (std::int64_t r = 0; r < rows; ++r, elements += sizeof(Word), to += row) {
       std::memcpy(&word, elements, sizeof word);
-      if (row == 2) to[0] = to[1] = word;
-      else std::fill_n(to, row, word);
+      std::fill_n(to, row, word);
     }
   };
   switch (size) {
@@ -262,10 +270,13 @@ class Blocks {
     for (std::size_t k = 0; k < slots; ++k) at[k] = ptr(std::int32_t(k), begin);
     const MapKernel::Step* const steps = m_.steps.data();
     const std::size_t count = m_.steps.size();
-    for (std::size_t i = 0; i < count; ++i) {
-      if (next_n > 0) prefetch(next, next_n, i);
-      run_step(steps[i], places_, at.data(), n, m_.row);
-    }
+    if (next_n > 0 && !m_.fetched.empty())
+      for (std::size_t i = 0; i < count; ++i) {
+        prefetch(next, next_n, i);
+        run_step(steps[i], places_, at.data(), n, m_.row);
+      }
+    else
+      for (std::size_t i = 0; i < count; ++i) run_step(steps[i], places_, at.data(), n, m_.row);
     for (std::size_t k = 0; k < m_.scatters.size(); ++k) {
       const MapKernel::Scattered& s = m_.scatters[k];
       const std::size_t size = places_[s.slot].size, row_bytes = std::size_t(s.rows.row) * size;
