@@ -13,11 +13,15 @@ void gather(char* to, const char* operand, const void* indices, std::size_t firs
   const std::size_t n = Bytes ? Bytes : row_bytes;
   const I* at = static_cast<const I*>(indices) + first;
   for (std::size_t k = 0; k < count; ++k, to += n) {
-    const std::size_t row = row_of<Mode>(at[k], length);
-    if (Mode == IndexMode::drop && row == no_row)
-      std::memset(to, 0, n);
-    else
-      std::memcpy(to, operand + row * n, n);
+    std::size_t row = std::size_t(at[k]);  // (a negative index: past every row)
+    if (row >= length) [[unlikely]] {
+      row = row_of<Mode>(at[k], length);
+      if (Mode == IndexMode::drop && row == no_row) {
+        std::memset(to, 0, n);
+        continue;
+      }
+    }
+    std::memcpy(to, operand + row * n, n);
   }
 }
 
@@ -52,8 +56,11 @@ void scatter(char* out, const char* updates, const void* indices, std::size_t fi
              std::size_t length, std::size_t row, std::size_t row_bytes, kernels::BinaryRow add) {
   const I* at = static_cast<const I*>(indices) + first;
   for (std::size_t k = 0; k < count; ++k, updates += row_bytes) {
-    const std::size_t target = row_of<Mode>(at[k], length);
-    if (Mode == IndexMode::drop && target == no_row) continue;
+    std::size_t target = std::size_t(at[k]);  // (a negative index: past every row)
+    if (target >= length) [[unlikely]] {
+      target = row_of<Mode>(at[k], length);
+      if (Mode == IndexMode::drop && target == no_row) continue;
+    }
     Add::row(out + target * row_bytes, updates, row, add);
   }
 }

@@ -14,13 +14,14 @@ namespace {
 template <std::size_t Bytes> struct Element { unsigned char bytes[Bytes]; };
 
 // Elements of 1, 2, 4 or 8 bytes (as signed integers S) chosen by a mask
-// made of the condition's byte (a bool is 0 or 1), without strides where
-// the operands are in a row or one element: loops the compiler vectorizes.
+// made of the condition's byte (any byte but 0 chooses a, as a borrowed
+// buffer may hold), without strides where the operands are in a row or
+// one element: loops the compiler vectorizes.
 template <class S>
 void select_words(std::int64_t n, const unsigned char* c, std::int64_t sc, const S* a, std::int64_t sa, const S* b,
                   std::int64_t sb, S* out) {
   auto chosen = [](unsigned char which, S x, S y) {
-    const S mask = S(-S(which));
+    const S mask = S(-S(which != 0));
     return S((x & mask) | (y & S(~mask)));
   };
   if (sc == 1 && sa == 1 && sb == 1) {
