@@ -2,6 +2,7 @@
 // scans and sub-codes), and that what it computes has the reference
 // interpreter's bits (the golden programs and the generated ones compare
 // the two as well: test_golden, test_generated).
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
@@ -22,6 +23,8 @@
 #include "vm/compile.hpp"
 #include "vm/listing.hpp"
 #include "vm/kernel_memory.hpp"
+#include "vm/operands.hpp"
+#include "vm/verify.hpp"
 #include <rune/rune.hpp>
 
 #include "allocations.hpp"
@@ -1097,6 +1100,72 @@ TEST_CASE("a failing check on the VM throws when the call returns: what follows 
   CHECK_THROWS_WITH(then_fails(nx::create(nx::float64, {1}, {1.})), "later");
 }
 
+TEST_CASE("reads and writes name every register an instruction touches, from its operands or its side table") {
+  using rune::vm::Location;
+  auto f = [](const Tensor& x, const Tensor& y) {
+    return std::pair{nx::exp(x) * y + 1., nx::get(x, 1) * nx::get(x, 2)};
+  };
+  const Tensor x = nx::linspace(nx::float64, 0., 1., 6);
+  auto code = compiled(f, x, nx::scalar(nx::float64, 2.));
+  INFO(rune::vm::listing(*code));
+  int maps = 0, loads = 0, muls = 0;
+  for (const rune::vm::Instruction& in : code->instructions) {
+    const auto reads = rune::vm::reads(*code, in);
+    const auto writes = rune::vm::writes(*code, in);
+    if (in.op == rune::vm::Op::map) {  // (x in memory, y in a scalar register; the kernel's result)
+      ++maps;
+      CHECK(std::count(reads.begin(), reads.end(), Location{false, code->params[0].index}) == 1);
+      CHECK(std::count(reads.begin(), reads.end(), code->params[1]) == 1);
+      CHECK(writes.size() == 1);
+    } else if (in.op == rune::vm::Op::load) {
+      ++loads;
+      CHECK(reads.size() == 1);  // (a tensor register; b is an element's number)
+      CHECK_FALSE(reads[0].scalar);
+      CHECK(writes.size() == 1);
+      CHECK(writes[0].scalar);
+    } else if (in.op == rune::vm::Op::mul_f64) {
+      ++muls;
+      CHECK(reads.size() == 2);
+      CHECK(writes.size() == 1);
+    }
+  }
+  CHECK(maps == 1);
+  CHECK(loads == 2);
+  CHECK(muls == 1);
+  CHECK(rune::vm::operand(rune::vm::Op::load, 2) == rune::vm::Operand::number);
+  CHECK(rune::vm::operand(rune::vm::Op::box, 0) == rune::vm::Operand::tensor);
+  CHECK(rune::vm::operand(rune::vm::Op::call, 1) == rune::vm::Operand::none);
+}
+
+TEST_CASE("the verifier refuses a code reading a register before it is written, past the registers or the tables") {
+  using Catch::Matchers::StartsWith;
+  auto f = [](const Tensor& x) { return nx::get(x, 0) * nx::get(x, 1) + nx::sum(nx::exp(x)); };
+  const Tensor x = nx::linspace(nx::float64, 0., 1., 6);
+  const rune::vm::Code good = *compiled(f, x);
+  REQUIRE_NOTHROW(rune::vm::verify(good));
+  std::size_t mul = 0;
+  while (good.instructions[mul].op != rune::vm::Op::mul_f64) ++mul;
+  rune::vm::Code early = good;  // (the product read before the loads write its operands)
+  std::rotate(early.instructions.begin(), early.instructions.begin() + long(mul), early.instructions.begin() + long(mul) + 1);
+  CHECK_THROWS_WITH(rune::vm::verify(early), StartsWith("vm::verify: instruction 0 (mul_f64) reads s"));
+  rune::vm::Code past = good;
+  past.instructions[mul].a = std::int32_t(good.scalars.size());
+  CHECK_THROWS_WITH(rune::vm::verify(past), StartsWith("vm::verify: instruction " + std::to_string(mul) +
+                                                       " (mul_f64) names s" + std::to_string(good.scalars.size()) +
+                                                       ", past the code's registers"));
+  rune::vm::Code table = good;
+  std::size_t map = 0;
+  while (table.instructions[map].op != rune::vm::Op::map) ++map;
+  table.instructions[map].aux = 7;
+  CHECK_THROWS_WITH(rune::vm::verify(table), StartsWith("vm::verify: instruction " + std::to_string(map) +
+                                                        " (map) indexes entry 7 of a table of 1"));
+  rune::vm::Code unwritten = good;
+  unwritten.results[0] = {true, std::int32_t(good.scalars.size()) - 1};
+  unwritten.constants.clear();
+  unwritten.instructions.clear();
+  CHECK_THROWS_WITH(rune::vm::verify(unwritten), StartsWith("vm::verify: the results name s"));
+}
+
 TEST_CASE("the trace line shows the instruction and the registers it wrote") {
   auto code = compiled([](const Tensor& a, const Tensor& b) { return a * b + a; }, nx::scalar(nx::float64, 3.),
                        nx::scalar(nx::float64, 2.));
@@ -1247,7 +1316,7 @@ TEST_CASE("docs/vm.md's opcode table names every opcode") {
   std::stringstream text;
   text << page.rdbuf();
   for (const char* name : {
-#define OP(name, operands, meaning) #name,
+#define OP(name, operands, table, meaning) #name,
 #include "vm/opcodes.def"
 #undef OP
        }) {

@@ -21,7 +21,7 @@ namespace rune::vm {
 using Values = boost::container::small_vector<nx::Tensor, 4>;
 
 enum class Op : std::uint8_t {
-#define OP(name, operands, meaning) name,
+#define OP(name, operands, table, meaning) name,
 #include "vm/opcodes.def"
 #undef OP
 };

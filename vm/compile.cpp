@@ -33,6 +33,7 @@
 #include "vm/compile.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <unordered_map>
@@ -42,6 +43,7 @@
 #include "ops/concrete.hpp"
 #include "vm/kernel_shapes.hpp"
 #include "vm/memory_plan.hpp"
+#include "vm/verify.hpp"
 
 namespace rune::vm {
 namespace {
@@ -879,6 +881,15 @@ std::shared_ptr<const Code> compile_code(std::shared_ptr<const ir::Program> prog
   Compiler(*code->program, *code).run();
   plan_memory(*code, params);
   code->may_check = may_check(*code);
+#ifdef NDEBUG
+  static const bool check = [] {
+    const char* v = std::getenv("RUNE_VERIFY");  // (the test suite sets it)
+    return v && std::atoi(v) != 0;
+  }();
+#else
+  constexpr bool check = true;
+#endif
+  if (check) verify(*code);
   return code;
 }
 

@@ -1,28 +1,17 @@
 #include "vm/listing.hpp"
 
 #include <algorithm>
+#include <span>
 #include <sstream>
 #include <string_view>
 
 #include "ir/eval.hpp"
 #include "rune/nx.hpp"
+#include "vm/operands.hpp"
 
 namespace rune::vm {
 
 namespace {
-
-constexpr const char* names[] = {
-#define OP(name, operands, meaning) #name,
-#include "vm/opcodes.def"
-#undef OP
-};
-// The scalar operands an opcode reads: the words after "dst" in its row.
-constexpr std::string_view operands[] = {
-#define OP(name, operands, meaning) operands,
-#include "vm/opcodes.def"
-#undef OP
-};
-int scalar_operands(Op op) { return int(std::count(operands[int(op)].begin(), operands[int(op)].end(), ' ')); }
 
 std::string reg(Location at) {
   std::string name(1, at.scalar ? 's' : 't');
@@ -31,7 +20,7 @@ std::string reg(Location at) {
 std::string sreg(std::int32_t i) { return reg({true, i}); }
 std::string treg(std::int32_t i) { return reg({false, i}); }
 
-std::string joined(const std::vector<Location>& at) {
+std::string joined(std::span<const Location> at) {
   std::string out;
   for (Location l : at) out.append(out.empty() ? "" : " ").append(reg(l));
   return out;
@@ -126,36 +115,8 @@ std::string hoisted_text(const Code& code, std::size_t pc) {
 
 }  // namespace
 
-std::vector<Location> written(const Code& code, const Instruction& in) {
-  switch (in.op) {
-    case Op::box: return {{false, in.dst}};
-    case Op::call:
-    case Op::construct:
-    case Op::check: {
-      std::vector<Location> out;
-      for (std::int32_t t : code.calls[std::size_t(in.aux)].outputs) out.push_back({false, t});
-      return out;
-    }
-    case Op::map: {
-      std::vector<Location> out;
-      const MapKernel& m = code.maps[std::size_t(in.aux)];
-      for (const MapKernel::Slot& s : m.slots)
-        if (s.source == MapKernel::Source::computed && s.reg >= 0) out.push_back({false, s.reg});
-      for (const MapKernel::Reduction& r : m.reductions) out.push_back(r.out);
-      for (const MapKernel::Scattered& s : m.scatters) out.push_back({false, s.out});
-      return out;
-    }
-    case Op::scan: return code.scans[std::size_t(in.aux)].outputs;
-    case Op::body:
-    case Op::cond:
-    case Op::iterate: return code.invokes[std::size_t(in.aux)].outputs;
-    case Op::release: return {};
-    default: return {{true, in.dst}};
-  }
-}
-
 std::string instruction_text(const Code& code, const Instruction& in) {
-  std::string name = names[int(in.op)];
+  std::string name(info(in.op).name);
   name.resize(std::max<std::size_t>(name.size(), 10), ' ');
   std::string out = name + " ";
   switch (in.op) {
@@ -168,7 +129,10 @@ std::string instruction_text(const Code& code, const Instruction& in) {
       out += c.outputs.empty() ? what : joined(c.outputs) + " = " + what;
       return c.inputs.empty() ? out : out.append(" ").append(joined(c.inputs));
     }
-    case Op::map: return out + joined(written(code, in)) + " = map " + std::to_string(in.aux);
+    case Op::map: {
+      const Registers written = writes(code, in);
+      return out + joined({written.data(), written.size()}) + " = map " + std::to_string(in.aux);
+    }
     case Op::scan: {
       const ScanOp& s = code.scans[std::size_t(in.aux)];
       return out + joined(s.outputs) + " = scan " + std::to_string(in.aux) + " " + joined(s.inputs);
@@ -187,8 +151,7 @@ std::string instruction_text(const Code& code, const Instruction& in) {
     case Op::convert: out += sreg(in.dst) + " = convert to " + std::string(nx::name(code.scalar_types[std::size_t(in.dst)])); break;
     default: out += sreg(in.dst) + " ="; break;
   }
-  const std::int32_t read[] = {in.a, in.b, in.c};
-  for (int k = 0; k < scalar_operands(in.op); ++k) out.append(" ").append(sreg(read[k]));
+  for (Location at : reads(code, in)) out.append(" ").append(reg(at));
   return out;
 }
 
@@ -201,7 +164,7 @@ std::string register_text(const Code& code, const Frame& frame, Location at) {
 
 std::string trace_line(const Code& code, const Instruction& in, const Frame& frame) {
   std::string out = instruction_text(code, in);
-  for (Location at : written(code, in)) out += "  ; " + register_text(code, frame, at);
+  for (Location at : writes(code, in)) out += "  ; " + register_text(code, frame, at);
   return out;
 }
 

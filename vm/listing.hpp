@@ -21,9 +21,6 @@ std::string instruction_text(const Code& code, const Instruction& in);
 // The instruction and what it wrote, as the trace prints it.
 std::string trace_line(const Code& code, const Instruction& in, const Frame& frame);
 
-// Every register an instruction writes (a debugger shows them after it).
-std::vector<Location> written(const Code& code, const Instruction& in);
-
 // A register's name and contents: "s5 = 2.5", "t2 = float32 [3]".
 std::string register_text(const Code& code, const Frame& frame, Location at);
 

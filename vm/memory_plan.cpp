@@ -15,34 +15,10 @@
 #include "ops/concrete.hpp"
 #include "vm/kernel_memory.hpp"
 #include "vm/machine.hpp"
+#include "vm/operands.hpp"
 
 namespace rune::vm {
 namespace {
-
-// Calls each(register) for every tensor register the instruction reads.
-template <class Each> void tensors_read(const Code& code, const Instruction& in, Each each) {
-  auto locations = [&](const std::vector<Location>& at) {
-    for (Location l : at)
-      if (!l.scalar) each(l.index);
-  };
-  switch (in.op) {
-    case Op::load: each(in.a); break;
-    case Op::call:
-    case Op::construct:
-    case Op::check:
-      for (std::int32_t r : code.calls[std::size_t(in.aux)].inputs) each(r);
-      break;
-    case Op::map:
-      for (const MapKernel::Slot& s : code.maps[std::size_t(in.aux)].slots)
-        if (s.source != MapKernel::Source::computed && s.source != MapKernel::Source::scalar) each(s.reg);
-      break;
-    case Op::scan: locations(code.scans[std::size_t(in.aux)].inputs); break;
-    case Op::body:
-    case Op::cond:
-    case Op::iterate: locations(code.invokes[std::size_t(in.aux)].inputs); break;
-    default: break;  // scalar registers only
-  }
-}
 
 // The donors of one kernel at instruction pc: for each written slot, the
 // registers of operand slots that die here and that no later step reads
@@ -246,7 +222,8 @@ void plan_memory(Code& code, Parameters params) {
   constexpr std::size_t never = SIZE_MAX;
   std::vector<std::size_t> last_read(registers, never);
   for (std::size_t pc = 0; pc < code.instructions.size(); ++pc)
-    tensors_read(code, code.instructions[pc], [&](std::int32_t r) { last_read[std::size_t(r)] = pc; });
+    for (Location at : reads(code, code.instructions[pc]))
+      if (!at.scalar) last_read[std::size_t(at.index)] = pc;
   std::vector<std::vector<std::int32_t>> dying(code.instructions.size());
   for (std::size_t r = 0; r < registers; ++r)
     if (!kept[r] && last_read[r] != never) dying[last_read[r]].push_back(std::int32_t(r));

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "vm/listing.hpp"
+#include "vm/operands.hpp"
 
 namespace rune::repl {
 
@@ -23,7 +24,7 @@ Executed BytecodeRun::step() {
   const vm::Instruction& in = code_->instructions[pc_];
   vm::execute(*code_, frame_, pc_, pc_ + 1);
   Executed e{pc_++, vm::instruction_text(*code_, in), {}};
-  for (vm::Location at : vm::written(*code_, in)) e.registers.push_back(vm::register_text(*code_, frame_, at));
+  for (vm::Location at : vm::writes(*code_, in)) e.registers.push_back(vm::register_text(*code_, frame_, at));
   return e;
 }
 
