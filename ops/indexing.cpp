@@ -7,21 +7,26 @@
 namespace nx::ops {
 namespace {
 
+// The row of `length` that index i names (no_row: none, in drop mode): an
+// index in range takes one compare (a negative one is past every row as a
+// size_t), the rest go through row_of.
+template <IndexMode Mode, class I> std::size_t named_row(I i, std::size_t length) {
+  const std::size_t row = std::size_t(i);
+  return row < length ? row : row_of<Mode>(i, length);
+}
+
+
 template <std::size_t Bytes, IndexMode Mode, class I>
 void gather(char* to, const char* operand, const void* indices, std::size_t first, std::size_t count,
             std::size_t length, std::size_t row_bytes) {
   const std::size_t n = Bytes ? Bytes : row_bytes;
   const I* at = static_cast<const I*>(indices) + first;
   for (std::size_t k = 0; k < count; ++k, to += n) {
-    std::size_t row = std::size_t(at[k]);  // (a negative index: past every row)
-    if (row >= length) [[unlikely]] {
-      row = row_of<Mode>(at[k], length);
-      if (Mode == IndexMode::drop && row == no_row) {
-        std::memset(to, 0, n);
-        continue;
-      }
-    }
-    std::memcpy(to, operand + row * n, n);
+    const std::size_t row = named_row<Mode>(at[k], length);
+    if (Mode == IndexMode::drop && row == no_row)
+      std::memset(to, 0, n);
+    else
+      std::memcpy(to, operand + row * n, n);
   }
 }
 
@@ -56,11 +61,8 @@ void scatter(char* out, const char* updates, const void* indices, std::size_t fi
              std::size_t length, std::size_t row, std::size_t row_bytes, kernels::BinaryRow add) {
   const I* at = static_cast<const I*>(indices) + first;
   for (std::size_t k = 0; k < count; ++k, updates += row_bytes) {
-    std::size_t target = std::size_t(at[k]);  // (a negative index: past every row)
-    if (target >= length) [[unlikely]] {
-      target = row_of<Mode>(at[k], length);
-      if (Mode == IndexMode::drop && target == no_row) continue;
-    }
+    const std::size_t target = named_row<Mode>(at[k], length);
+    if (Mode == IndexMode::drop && target == no_row) continue;
     Add::row(out + target * row_bytes, updates, row, add);
   }
 }
@@ -83,7 +85,69 @@ template <IndexMode Mode, class I> ScatterRows by_value(DType value, std::size_t
   }
 }
 
+template <Prim P, class T> T combined(T x, T y) {
+  if constexpr (P == Prim::add) return x + y;
+  else if constexpr (P == Prim::sub) return x - y;
+  else return x * y;
+}
+
+template <Prim P, class T, IndexMode Mode, class I, std::size_t N>
+void paired(char* to, const char* a, const void* indices_a, std::size_t length_a, const char* b, const void* indices_b,
+            std::size_t length_b, std::size_t first, std::size_t count, std::size_t row) {
+  const std::size_t n = N ? N : row;
+  const I* ia = static_cast<const I*>(indices_a) + first;
+  const I* ib = static_cast<const I*>(indices_b) + first;
+  const T* xa = reinterpret_cast<const T*>(a);
+  const T* xb = reinterpret_cast<const T*>(b);
+  T* out = reinterpret_cast<T*>(to);
+  for (std::size_t k = 0; k < count; ++k, out += n) {
+    const std::size_t ra = named_row<Mode>(ia[k], length_a), rb = named_row<Mode>(ib[k], length_b);
+    if (Mode == IndexMode::drop && (ra == no_row || rb == no_row)) [[unlikely]] {
+      for (std::size_t j = 0; j < n; ++j)
+        out[j] = combined<P>(ra == no_row ? T(0) : xa[ra * n + j], rb == no_row ? T(0) : xb[rb * n + j]);
+      continue;
+    }
+    const T* ya = xa + ra * n;
+    const T* yb = xb + rb * n;
+    for (std::size_t j = 0; j < n; ++j) out[j] = combined<P>(ya[j], yb[j]);
+  }
+}
+
+template <Prim P, class T, IndexMode Mode, class I> PairedRows paired_by_row(std::size_t row) {
+  return row == 2 ? &paired<P, T, Mode, I, 2> : &paired<P, T, Mode, I, 0>;
+}
+
+template <Prim P, class T> PairedRows paired_by_index(DType index, IndexMode mode, std::size_t row) {
+  const bool drop = mode == IndexMode::drop;
+  switch (index) {
+    case DType::int32:
+      return drop ? paired_by_row<P, T, IndexMode::drop, std::int32_t>(row)
+                  : paired_by_row<P, T, IndexMode::clamp, std::int32_t>(row);
+    case DType::int64:
+      return drop ? paired_by_row<P, T, IndexMode::drop, std::int64_t>(row)
+                  : paired_by_row<P, T, IndexMode::clamp, std::int64_t>(row);
+    default: return nullptr;
+  }
+}
+
+template <class T> PairedRows paired_by_prim(Prim prim, DType index, IndexMode mode, std::size_t row) {
+  switch (prim) {
+    case Prim::add: return paired_by_index<Prim::add, T>(index, mode, row);
+    case Prim::sub: return paired_by_index<Prim::sub, T>(index, mode, row);
+    case Prim::mul: return paired_by_index<Prim::mul, T>(index, mode, row);
+    default: return nullptr;
+  }
+}
+
 }  // namespace
+
+PairedRows paired_rows(Prim prim, DType value, DType index, IndexMode mode, std::size_t row) {
+  switch (value) {
+    case DType::float64: return paired_by_prim<double>(prim, index, mode, row);
+    case DType::float32: return paired_by_prim<float>(prim, index, mode, row);
+    default: return nullptr;
+  }
+}
 
 void throw_not_an_index(DType dtype) {
   throw std::logic_error("nx: an index of dtype " + std::string(name(dtype)) + ", which the type rules refuse");

@@ -73,4 +73,17 @@ using ScatterRows = void (*)(char* out, const char* updates, const void* indices
 // the others through `add` (which rounds 16-bit floats, adds complex parts).
 ScatterRows scatter_rows(DType index, IndexMode mode, DType value, std::size_t row);
 
+// Rows [first, first + count) of prim(a's row, b's row), the rows of `a`
+// (`length_a` rows) and of `b` (`length_b` rows) that index k of
+// `indices_a` and `indices_b` name, as two gathers and the primitive's row
+// loop would give them (a row of zeros where a drop-mode index names none),
+// rows of `row` elements written at to + (k - first) * row: the gathered rows
+// are read in place, never copied. For add, sub and mul of float32 and
+// float64 (IEEE arithmetic: the row loop's bits) with indices of int32 or
+// int64, the same dtype and mode on both sides; null for the rest.
+using PairedRows = void (*)(char* to, const char* a, const void* indices_a, std::size_t length_a, const char* b,
+                            const void* indices_b, std::size_t length_b, std::size_t first, std::size_t count,
+                            std::size_t row);
+PairedRows paired_rows(Prim prim, DType value, DType index, IndexMode mode, std::size_t row);
+
 }  // namespace nx::ops

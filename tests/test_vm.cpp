@@ -405,8 +405,47 @@ TEST_CASE("takes along axis 0 feeding a map kernel are gathered in its blocks, w
   CHECK(count(text, "t0[t1]") == 1);
   CHECK(count(text, "t0[t2]") == 1);
   CHECK(count(text, "rows of 2") == 1);
+  CHECK(count(text, "; rows read in place") == 1);  // (the difference reads both ends where a and b point)
   same_on_both(*compiled(stretch, pos, a, b), {pos, a, b});
   CHECK(same_bits(rune::jit(stretch)(pos, a, b), stretch(pos, a, b)));
+
+  // Paired reads of float32 rows of 3 by int64 indices, negative and past the end (clamped), a product; and
+  // per lane under vmap (gathers along axis 1); a gather read twice is copied into the block as before.
+  {
+    const Tensor x = nx::reshape(nx::linspace(nx::float32, -1., 2., 15), {5, 3});
+    const Tensor i = nx::create(nx::int64, {7}, {0, -1, 4, 9, 2, -8, 3}), j = nx::create(nx::int64, {7}, {4, 3, 0, 1, -2, 2, 77});
+    auto product = [](const Tensor& v, const Tensor& p, const Tensor& q) {
+      return nx::take(v, p, 0) * nx::take(v, q, 0) * 2.;
+    };
+    INFO(listing(product, x, i, j));
+    CHECK(count(listing(product, x, i, j), "; rows read in place") == 1);
+    same_on_both(*compiled(product, x, i, j), {x, i, j});
+    auto twice = [](const Tensor& v, const Tensor& p, const Tensor& q) {
+      const Tensor tp = nx::take(v, p, 0);
+      return (tp - nx::take(v, q, 0)) * tp;
+    };
+    CHECK(count(listing(twice, x, i, j), "; rows read in place") == 0);
+    same_on_both(*compiled(twice, x, i, j), {x, i, j});
+    const Tensor lanes = nx::stack({pos, pos * 2., pos - 1.});
+    auto mapped = [&](const Tensor& p) { return rune::vmap([&](const Tensor& one) { return stretch(one, a, b); })(p); };
+    CHECK(count(listing(mapped, lanes), "; rows read in place") == 1);
+    same_on_both(*compiled(mapped, lanes), {lanes});
+    // In drop mode (the derivative of two segment sums: takes of the cotangent), an index outside names zeros.
+    auto loss = [](const Tensor& f, const Tensor& p, const Tensor& q, const Tensor& w) {
+      return nx::sum(w * (nx::segment_sum(f, p, 4) - nx::segment_sum(f, q, 4)));
+    };
+    auto scaled_grad = [&](const Tensor& f, const Tensor& p, const Tensor& q, const Tensor& w) {
+      return rune::grad([&](const Tensor& g) { return loss(g, p, q, w); })(f) * 3.;
+    };
+    const Tensor f = nx::reshape(nx::linspace(nx::float64, -1., 1., 12), {6, 2});
+    const Tensor p = nx::create(nx::int32, {6}, {0, 1, 5, -1, 2, 3}), q = nx::create(nx::int32, {6}, {3, 3, 0, 9, 1, -2});
+    const Tensor w = nx::reshape(nx::linspace(nx::float64, 0.5, 4., 8), {4, 2});
+    const std::string drop = listing(scaled_grad, f, p, q, w);
+    INFO(drop);
+    CHECK(count(drop, "; rows read in place") == 1);
+    CHECK(count(drop, "mode=drop") >= 2);
+    same_on_both(*compiled(scaled_grad, f, p, q, w), {f, p, q, w});
+  }
 
   // Indices of every integer dtype, negative and past the end (clamped), rows of 3 (blocks of 170 rows) and of
   // one element, a sum over each gathered row folded in, a large gather split over threads.

@@ -48,6 +48,7 @@ union RowLoop {
   nx::ops::kernels::BinaryRow binary;
   nx::ops::kernels::SelectRow select;
   nx::ops::kernels::ShortRows reduce;  // (a step reducing the block's rows: MapKernel::Step::Over::reduce)
+  nx::ops::PairedRows paired;          // (a step of two gathered operands: MapKernel::Step::Over::paired)
 };
 
 struct Instruction {
@@ -145,6 +146,7 @@ struct MapKernel {
     std::int32_t slot;
     Rows rows;
     nx::ops::GatherRows gather = nullptr;
+    bool in_place = false;  // read in place by a paired step (Step::Over::paired), not gathered per block
   };
   // A scatter_add of a step's value (`slot`) into a copy of the operand in
   // slot `operand`, written to t[out], by the indices in slot `indices`:
@@ -183,9 +185,11 @@ struct MapKernel {
     // the block's elements; one element per row (a value of the kernel's
     // leading axes, as `len` of [n, 1] in a kernel of [n, 2] points); each
     // row reduced to its element (its `row.reduce`: the eager loop of short
-    // rows); or each row's element repeated along it (a per-row value read
-    // by an elementwise step).
-    enum class Over : std::uint8_t { elements, rows, reduce, spread };
+    // rows); each row's element repeated along it (a per-row value read by
+    // an elementwise step); or the block's elements of a binary primitive
+    // of two gathered operands, read where their indices point
+    // (`row.paired`: `take(x, b) - take(x, a)` copies no row).
+    enum class Over : std::uint8_t { elements, rows, reduce, spread, paired };
     Over over = Over::elements;
     nx::ops::Family family{};  // unary, binary, select or convert; reduce (Over::reduce)
     nx::ops::Prim prim{};

@@ -60,6 +60,41 @@ bool elementwise(const ir::Equation& eq) {
   return f == Family::unary || f == Family::binary || f == Family::select || f == Family::convert;
 }
 
+// A binary step of two gathered operands that nothing else in the kernel
+// reads (`take(x, b) - take(x, a)`), whose primitive ops/indexing.hpp pairs
+// (add, sub, mul of float32 and float64), reads them where their indices
+// point (Step::Over::paired) instead of having their rows copied into block
+// buffers first: the same operations on the same elements, eager's bits.
+void pair_gathered_operands(MapKernel& m) {
+  std::vector<int> reads(m.slots.size(), 0);
+  for (const MapKernel::Step& s : m.steps)
+    for (std::int32_t in : s.inputs()) ++reads[std::size_t(in)];
+  for (const MapKernel::Reduction& r : m.reductions) ++reads[std::size_t(r.slot)];
+  for (const MapKernel::Scattered& s : m.scatters) ++reads[std::size_t(s.slot)];
+  auto indexed = [&](std::int32_t slot) -> MapKernel::Indexed* {
+    for (MapKernel::Indexed& g : m.indexed)
+      if (g.slot == slot && reads[std::size_t(slot)] == 1) return &g;
+    return nullptr;
+  };
+  auto index_dtype = [&](const MapKernel::Indexed& g) {
+    return m.slots[std::size_t(m.slots[std::size_t(g.slot)].indices)].dtype;
+  };
+  for (MapKernel::Step& step : m.steps) {
+    if (step.over != MapKernel::Step::Over::elements || step.family != Family::binary) continue;
+    MapKernel::Indexed* const a = indexed(step.in[0]);
+    MapKernel::Indexed* const b = indexed(step.in[1]);
+    if (!a || !b || a == b || a->rows.row != b->rows.row || a->rows.count != b->rows.count ||
+        a->rows.mode != b->rows.mode || index_dtype(*a) != index_dtype(*b))
+      continue;
+    const nx::ops::PairedRows loop = nx::ops::paired_rows(step.prim, m.slots[std::size_t(step.in[0])].dtype,
+                                                          index_dtype(*a), a->rows.mode, std::size_t(a->rows.row));
+    if (!loop) continue;
+    step.over = MapKernel::Step::Over::paired;
+    step.row.paired = loop;
+    a->in_place = b->in_place = true;
+  }
+}
+
 // A program's code, whose parameters may give their buffers as `params` says
 // (memory_plan.hpp): a call's own, a scan's step, or another construct's
 // sub-code.
@@ -719,6 +754,7 @@ class Compiler {
       s.add = kernels::table().binary[int(Prim::add)][int(operand.dtype)];
       m.scatters.push_back(s);
     }
+    pair_gathered_operands(m);
     m.row = group_row;
     m.reduced = group_reduced;
     code_.maps.push_back(std::move(m));

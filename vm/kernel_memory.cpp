@@ -54,6 +54,10 @@ void share_buffers(MapKernel& m) {
 
 std::size_t block_bytes(std::size_t element) { return (std::size_t(MapKernel::block) * element + 63) / 64 * 64; }
 
+bool read_in_place(const MapKernel& m, std::int32_t slot) {
+  return std::any_of(m.indexed.begin(), m.indexed.end(), [&](const auto& g) { return g.slot == slot && g.in_place; });
+}
+
 // Each slot's place but for its base address: the temporaries in their
 // block buffers, then the operands spread or gathered per block after
 // them, the rows operands repeated over a block of whole rows in the rows
@@ -86,8 +90,10 @@ void plan_places(MapKernel& m) {
           m.spread.push_back(k);
         }
         break;
-      case Source::broadcast:
-      case Source::indexed: in_block_buffers(Kind::gathered); break;
+      case Source::broadcast: in_block_buffers(Kind::gathered); break;
+      case Source::indexed:
+        if (!read_in_place(m, k)) in_block_buffers(Kind::gathered);  // (else in memory: where its indices point)
+        break;
       case Source::rows:
         if (rows_in_a_block) {
           place.kind = Kind::repeated;

@@ -85,6 +85,7 @@ std::string map_text(const MapKernel& m) {
     for (std::int32_t in : s.inputs()) out.append(" ").append(slot_name(m, in));
     // (a step over the block's rows: "per row"; one reducing or spreading them: their length)
     if (s.over == Over::rows) out += "  ; per row";
+    if (s.over == Over::paired) out += "  ; rows read in place";
     if (s.over == Over::reduce || s.over == Over::spread) out += "  ; rows of " + std::to_string(m.row);
     const MapKernel::Slot& result = m.slots[std::size_t(s.out)];
     out += buffer_text(result.donors, result.recycled);

@@ -108,6 +108,7 @@ inline void run_step(const MapKernel::Step& s, const Place* places, char* const*
     case Over::rows: n /= row; break;
     case Over::reduce: return s.row.reduce(n / row, row, at[s.in[0]], at[s.out]);
     case Over::spread: return spread_rows(at[s.in[0]], places[s.out].size, row, n / row, at[s.out]);
+    case Over::paired: return;  // (Blocks::paired: it reads its operands where their indices point)
   }
   switch (s.family) {
     case nx::ops::Family::binary:
@@ -256,6 +257,7 @@ class Blocks {
              reinterpret_cast<char*>(temps_ + p.offset));
     }
     for (const MapKernel::Indexed& g : m_.indexed) {
+      if (g.in_place) continue;
       const Place& p = m_.places[std::size_t(g.slot)];
       const char* indices = bases_[std::size_t(m_.slots[std::size_t(g.slot)].indices)];
       char* out = reinterpret_cast<char*>(temps_ + p.offset);
@@ -270,13 +272,12 @@ class Blocks {
     for (std::size_t k = 0; k < slots; ++k) at[k] = ptr(std::int32_t(k), begin);
     const MapKernel::Step* const steps = m_.steps.data();
     const std::size_t count = m_.steps.size();
-    if (next_n > 0 && !m_.fetched.empty())
-      for (std::size_t i = 0; i < count; ++i) {
-        prefetch(next, next_n, i);
-        run_step(steps[i], places_, at.data(), n, m_.row);
-      }
-    else
-      for (std::size_t i = 0; i < count; ++i) run_step(steps[i], places_, at.data(), n, m_.row);
+    const bool fetch = next_n > 0 && !m_.fetched.empty();
+    for (std::size_t i = 0; i < count; ++i) {
+      if (fetch) prefetch(next, next_n, i);
+      if (steps[i].over == MapKernel::Step::Over::paired) paired(steps[i], begin, n, at[std::size_t(steps[i].out)]);
+      else run_step(steps[i], places_, at.data(), n, m_.row);
+    }
     for (std::size_t k = 0; k < m_.scatters.size(); ++k) {
       const MapKernel::Scattered& s = m_.scatters[k];
       const std::size_t size = places_[s.slot].size, row_bytes = std::size_t(s.rows.row) * size;
@@ -286,6 +287,26 @@ class Blocks {
                   row_bytes, s.add);
       });
     }
+  }
+
+  // A paired step on the block's elements [begin, begin + n): its two
+  // gathered operands read where their indices point, slab by slab (both
+  // take rows of one length, slabs of one count: compile.cpp).
+  void paired(const MapKernel::Step& s, std::int64_t begin, std::int64_t n, char* out) const {
+    const MapKernel::Indexed& a = indexed(s.in[0]);
+    const MapKernel::Indexed& b = indexed(s.in[1]);
+    const std::size_t row_bytes = std::size_t(a.rows.row) * places_[s.out].size;
+    const char* const indices_a = bases_[std::size_t(m_.slots[std::size_t(a.slot)].indices)];
+    const char* const indices_b = bases_[std::size_t(m_.slots[std::size_t(b.slot)].indices)];
+    each_slab(a.rows, begin, n, [&](std::size_t slab, std::size_t first, std::size_t count, std::size_t done) {
+      s.row.paired(out + done * row_bytes, bases_[std::size_t(a.slot)] + slab * std::size_t(a.rows.length) * row_bytes,
+                   indices_a, std::size_t(a.rows.length),
+                   bases_[std::size_t(b.slot)] + slab * std::size_t(b.rows.length) * row_bytes, indices_b,
+                   std::size_t(b.rows.length), first, count, std::size_t(a.rows.row));
+    });
+  }
+  const MapKernel::Indexed& indexed(std::int32_t slot) const {
+    return *std::find_if(m_.indexed.begin(), m_.indexed.end(), [slot](const auto& g) { return g.slot == slot; });
   }
 
   // Asks the caches for step `step`'s share of the inputs and outputs of
