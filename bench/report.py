@@ -277,6 +277,15 @@ def w2_section(rows, checks, w):
     else:
         w("**rune: no W2 result (see the raw output below).**")
     w("")
+    r3 = find(rows, "W2", lambda r: "carry = one float64[3]" in r.impl)
+    if r3 and rj and r3.t and rj.t:
+        q3 = r3.t / rj.t
+        eq3 = all("bitwise equal: yes" in r.notes for r in r3.rs)
+        w(f"**The same scan over one `float64 [3]` state (`nx::get`, `nx::stack`: small tensors as scalars): "
+          f"{r3.t / W2_STEPS * 1e9:.1f} ns/step = {times(q3)} the three-scalar carry; final state bitwise equal: "
+          f"{'yes' if eq3 else 'NO'}. Target (issue 26: within 2x of the three-scalar carry and bitwise equal): "
+          f"{'MET' if q3 <= 2 and eq3 else 'NOT MET'}.**")
+        w("")
     states = w2_states(checks)
     ref = next((v for label, v in states if label.startswith("plain C++ loop")), None)
     if states and ref:
@@ -801,6 +810,12 @@ def w5_section(rows, w):
                 verdict = "faster" if rj.t < p.t else "slower"
                 parts.append(f"{label} {p.t * 1e3:.1f} ms (rune is {max(rj.t, p.t) / min(rj.t, p.t):.2f}x {verdict})")
         w(f"**rune compiled: {rj.t * 1e3:.1f} ms.** " + ("In this run: " + "; ".join(parts) + "." if parts else ""))
+        floor = find(rows, "W5", peers[0][1])
+        if floor and floor.t:
+            q = rj.t / floor.t
+            w("")
+            w(f"**Target (issue 26: within 2x of the plain C++ per-lane early exit, 2 threads): {times(q)}, "
+              f"{'MET' if q <= 2 else 'NOT MET'}.**")
     else:
         w("**rune: no W5 result (see the raw output below).**")
     w("")
