@@ -18,30 +18,34 @@ Program scheduled(const Program& program) {
   Program out = program;
   for (Equation& eq : out.equations)
     for (auto& sub : eq.programs) sub = std::make_shared<Program>(scheduled(*sub));
-  // where[v]: the position in `order` after which v is defined (0: before
-  // every equation, as parameters are). A small primitive moves up over
-  // the equations with large results only: none goes before `floor`, the
-  // place after the last equation of small results (so they keep their
-  // order, and their order with constructs and checks).
-  std::vector<std::size_t> where(program.types.size(), 0);
-  std::vector<Equation> order;
-  order.reserve(out.equations.size());
+  // The equations with a large result keep their order, each opening a gap
+  // (gap 0: before the first) that holds, in order, the small ones placed
+  // right after it. A small primitive goes to the end of the latest gap among
+  // its operands' and `floor`'s (the gap of the last equation of small
+  // results): never before one of those, so the small ones keep their order,
+  // and their order with constructs and checks; any other equation stays
+  // where it is, at the end of the last gap. Linear in the equations.
+  std::vector<std::vector<Equation>> gaps(1);
+  std::vector<std::size_t> gap_of(program.types.size(), 0);  // where each value is defined
   std::size_t floor = 0;
   for (Equation& eq : out.equations) {
-    std::size_t at = order.size();
-    if (all_small(program, eq)) {
+    std::size_t gap = gaps.size() - 1;
+    if (!all_small(program, eq)) {
+      gaps.emplace_back();
+      gap = gaps.size() - 1;
+    } else {
       if (eq.kind == OpKind::primitive && !eq.outputs.empty()) {
-        at = floor;
-        for (int v : eq.inputs) at = std::max(at, where[std::size_t(v)]);
+        gap = floor;
+        for (int v : eq.inputs) gap = std::max(gap, gap_of[std::size_t(v)]);
       }
-      floor = at + 1;
+      floor = gap;
     }
-    order.insert(order.begin() + long(at), std::move(eq));
-    for (std::size_t& w : where)  // (what was after `at` moved down one place)
-      if (w > at) ++w;
-    for (int v : order[at].outputs) where[std::size_t(v)] = at + 1;
+    for (int v : eq.outputs) gap_of[std::size_t(v)] = gap;
+    gaps[gap].push_back(std::move(eq));
   }
-  out.equations = std::move(order);
+  out.equations.clear();
+  for (std::vector<Equation>& gap : gaps)
+    for (Equation& eq : gap) out.equations.push_back(std::move(eq));
   return out;
 }
 
