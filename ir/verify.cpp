@@ -1,5 +1,6 @@
 #include "ir/verify.hpp"
 
+#include <cstdlib>
 #include <stdexcept>
 
 #include "ir/text.hpp"
@@ -7,6 +8,18 @@
 #include "ops/errors.hpp"
 
 namespace rune::ir {
+
+bool verifying() {
+#ifdef NDEBUG
+  static const bool on = [] {
+    const char* v = std::getenv("RUNE_VERIFY");
+    return v && std::atoi(v) != 0;
+  }();
+  return on;
+#else
+  return true;
+#endif
+}
 
 namespace {
 

@@ -12,4 +12,8 @@ namespace rune::ir {
 // outputs the types it gives, and the same holds in every sub-program.
 void verify(const Program& program);
 
+// Whether programs and compiled codes are verified: in builds with
+// assertions, and when RUNE_VERIFY=1 (the test suite sets it).
+bool verifying();
+
 }  // namespace rune::ir

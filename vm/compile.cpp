@@ -33,13 +33,13 @@
 #include "vm/compile.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "ir/construct.hpp"
+#include "ir/verify.hpp"
 #include "ops/concrete.hpp"
 #include "vm/kernel_shapes.hpp"
 #include "vm/memory_plan.hpp"
@@ -917,15 +917,7 @@ std::shared_ptr<const Code> compile_code(std::shared_ptr<const ir::Program> prog
   Compiler(*code->program, *code).run();
   plan_memory(*code, params);
   code->may_check = may_check(*code);
-#ifdef NDEBUG
-  static const bool check = [] {
-    const char* v = std::getenv("RUNE_VERIFY");  // (the test suite sets it)
-    return v && std::atoi(v) != 0;
-  }();
-#else
-  constexpr bool check = true;
-#endif
-  if (check) verify(*code);
+  if (ir::verifying()) verify(*code);
   return code;
 }
 

@@ -3,7 +3,7 @@
 // before (by a parameter, a constant or an earlier instruction), every
 // result written; sub-codes (a scan's step, a construct's codes) the same.
 // Throws std::logic_error naming the instruction. `vm::compile` runs it in
-// builds with assertions and when RUNE_VERIFY=1 (the test suite sets it).
+// builds with assertions and when RUNE_VERIFY=1 (ir::verifying).
 #pragma once
 
 #include "vm/code.hpp"

@@ -21,12 +21,7 @@ bool flag(const char* name) {
 
 template <class Pass> Program stage(const char* name, const Pass& pass, const Program& in) {
   Program out = pass(in);
-#ifdef NDEBUG
-  static const bool check = flag("RUNE_VERIFY");  // the test suite sets it
-#else
-  constexpr bool check = true;
-#endif
-  if (check) verify(out);
+  if (verifying()) verify(out);
   static const bool log = flag("RUNE_LOG_PASSES");
   if (log) std::cerr << "rune: after " << name << ":\n" << print(out);
   return out;
