@@ -18,44 +18,38 @@ void fields(Registers& out, const Instruction& in, int first, int last) {
   }
 }
 
+// A map kernel's registers: the slots it reads (in memory or a scalar
+// register), or those it writes (its results in memory, its reductions'
+// and scatters' results).
+void kernel_registers(Registers& out, const MapKernel& m, bool written) {
+  using Source = MapKernel::Source;
+  for (const MapKernel::Slot& s : m.slots) {
+    const bool computed = s.source == Source::computed;
+    if (!written && !computed) out.push_back({s.source == Source::scalar, s.reg});
+    if (written && computed && s.reg >= 0) out.push_back({false, s.reg});
+  }
+  if (!written) return;
+  for (const MapKernel::Reduction& r : m.reductions) out.push_back(r.out);
+  for (const MapKernel::Scattered& s : m.scatters) out.push_back({false, s.out});
+}
+
+Registers registers(const Code& code, const Instruction& in, bool written) {
+  Registers out;
+  const auto at = std::size_t(in.aux);
+  switch (info(in.op).table) {
+    case Table::none: fields(out, in, written ? 0 : 1, written ? 0 : 3); break;
+    case Table::calls: add_tensors(out, written ? code.calls[at].outputs : code.calls[at].inputs); break;
+    case Table::maps: kernel_registers(out, code.maps[at], written); break;
+    case Table::scans: add(out, written ? code.scans[at].outputs : code.scans[at].inputs); break;
+    case Table::invokes: add(out, written ? code.invokes[at].outputs : code.invokes[at].inputs); break;
+    case Table::releases: break;
+  }
+  return out;
+}
+
 }  // namespace
 
-Registers reads(const Code& code, const Instruction& in) {
-  Registers out;
-  const auto at = std::size_t(in.aux);
-  switch (info(in.op).table) {
-    case Table::none: fields(out, in, 1, 3); break;
-    case Table::calls: add_tensors(out, code.calls[at].inputs); break;
-    case Table::maps:
-      for (const MapKernel::Slot& s : code.maps[at].slots)
-        if (s.source != MapKernel::Source::computed) out.push_back({s.source == MapKernel::Source::scalar, s.reg});
-      break;
-    case Table::scans: add(out, code.scans[at].inputs); break;
-    case Table::invokes: add(out, code.invokes[at].inputs); break;
-    case Table::releases: break;
-  }
-  return out;
-}
-
-Registers writes(const Code& code, const Instruction& in) {
-  Registers out;
-  const auto at = std::size_t(in.aux);
-  switch (info(in.op).table) {
-    case Table::none: fields(out, in, 0, 0); break;
-    case Table::calls: add_tensors(out, code.calls[at].outputs); break;
-    case Table::maps: {
-      const MapKernel& m = code.maps[at];
-      for (const MapKernel::Slot& s : m.slots)
-        if (s.source == MapKernel::Source::computed && s.reg >= 0) out.push_back({false, s.reg});
-      for (const MapKernel::Reduction& r : m.reductions) out.push_back(r.out);
-      for (const MapKernel::Scattered& s : m.scatters) out.push_back({false, s.out});
-      break;
-    }
-    case Table::scans: add(out, code.scans[at].outputs); break;
-    case Table::invokes: add(out, code.invokes[at].outputs); break;
-    case Table::releases: break;
-  }
-  return out;
-}
+Registers reads(const Code& code, const Instruction& in) { return registers(code, in, false); }
+Registers writes(const Code& code, const Instruction& in) { return registers(code, in, true); }
 
 }  // namespace rune::vm
