@@ -6,6 +6,7 @@ block follows one, the program's standard output must equal that block
 exactly. The programs run in the page's order.
 
     run_doc.py PAGE.md WORKDIR INCLUDE_DIR LIBRUNE CXX...
+(RUNE_LINK_LIBS: libraries librune.a needs beyond tbb and openblas.)
 """
 import os
 import re
@@ -53,8 +54,8 @@ def main():
                 print("%s:%d: the C program does not compile:\n%s" % (page, line, build.stderr))
                 failures += 1
                 continue
-        build = subprocess.run(cxx + ["-std=c++20", "-O1", "-I" + include] + source + [library,
-                                      "-ltbb", "-lopenblas", "-pthread", "-o", stem],
+        build = subprocess.run(cxx + ["-std=c++20", "-O1", "-I" + include] + source + [library] +
+                               os.environ.get("RUNE_LINK_LIBS", "").split() + ["-ltbb", "-lopenblas", "-pthread", "-o", stem],
                                capture_output=True, text=True)
         if build.returncode != 0:
             print("%s:%d: the program does not compile:\n%s" % (page, line, build.stderr))

@@ -1355,7 +1355,7 @@ TEST_CASE("docs/vm.md's opcode table names every opcode") {
   std::stringstream text;
   text << page.rdbuf();
   for (const char* name : {
-#define OP(name, operands, table, meaning) #name,
+#define OP(name, operands, table, tier, meaning) #name,
 #include "vm/opcodes.def"
 #undef OP
        }) {

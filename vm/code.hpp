@@ -14,6 +14,7 @@
 #include "ir/program.hpp"
 #include "ops/indexing.hpp"
 #include "ops/kernels/kernels.hpp"
+#include "vm/native/native.hpp"
 
 namespace rune::vm {
 
@@ -21,7 +22,7 @@ namespace rune::vm {
 using Values = boost::container::small_vector<nx::Tensor, 4>;
 
 enum class Op : std::uint8_t {
-#define OP(name, operands, table, meaning) name,
+#define OP(name, operands, table, tier, meaning) name,
 #include "vm/opcodes.def"
 #undef OP
 };
@@ -264,6 +265,9 @@ struct ScanOp {
   std::vector<Location> outputs;
   std::vector<nx::ops::TensorType> output_types;
   std::vector<bool> rows_read;  // per xs: whether the step reads its row (a row no one reads is not put)
+  // Its promotion to machine code (vm/native/): shared by the copies of
+  // this scan, freed with the last.
+  std::shared_ptr<native::ScanUnit> native = std::make_shared<native::ScanUnit>();
 };
 
 // A construct run by sub-codes (body, cond, iterate): `codes` are its

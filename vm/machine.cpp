@@ -37,7 +37,7 @@ void load(const nx::Tensor& t, std::int64_t element, Scalar& into) {
 // instruction's code ends by jumping to the next one's.
 template <bool Trace> void dispatch(const Code& code, Frame& f, std::size_t first, std::size_t last) {
   static const void* const labels[] = {
-#define OP(name, operands, table, meaning) &&op_##name,
+#define OP(name, operands, table, tier, meaning) &&op_##name,
 #include "vm/opcodes.def"
 #undef OP
   };
@@ -81,6 +81,8 @@ op_release:
 }
 
 }  // namespace
+
+bool tracing_instructions() { return tracing; }
 
 nx::Tensor read(const Code& code, const Frame& f, Location at) {
   if (!at.scalar) return f.tensors[std::size_t(at.index)];

@@ -14,6 +14,9 @@ namespace rune::vm {
 // The side table an opcode's `aux` indexes.
 enum class Table : std::uint8_t { none, calls, maps, scans, invokes, releases };
 
+// What the machine-code tier does with an opcode (opcodes.def's `tier`).
+enum class Tier : std::uint8_t { emit, call, vm };
+
 // What one of an instruction's fields dst, a, b, c is for an opcode.
 enum class Operand : std::uint8_t { none, scalar, tensor, number };
 
@@ -21,11 +24,12 @@ struct OpInfo {
   std::string_view name;
   std::string_view operands;  // as in opcodes.def: "s:dst s:a s:b"
   Table table;
+  Tier tier;
   std::string_view meaning;
 };
 
 inline constexpr OpInfo op_infos[] = {
-#define OP(name, operands, table, meaning) {#name, operands, Table::table, meaning},
+#define OP(name, operands, table, tier, meaning) {#name, operands, Table::table, Tier::tier, meaning},
 #include "vm/opcodes.def"
 #undef OP
 };

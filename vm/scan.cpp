@@ -5,6 +5,7 @@
 // (the result registers then emptied, so that the next row may write a
 // carry in place of its previous value: Code::emptied_after_run), and each result
 // written into its row of the stacked output.
+#include <cstdint>
 #include <cstring>
 
 #include <boost/container/small_vector.hpp>
@@ -97,15 +98,9 @@ void put_y(const Stack& s, std::int64_t row, const Frame& step) {
   std::memcpy(at, nx::ops::base_address(*y.impl()), s.row_bytes);
 }
 
-}  // namespace
-
-void run_scan(const ScanOp& scan, Frame& f) {
+// The step run per row on the VM.
+void interpret(const ScanOp& scan, const Plan& p, Frame& sub) {
   const Code& step = *scan.step;
-  const std::size_t carry = std::size_t(scan.info.carry_count), xs_end = carry + std::size_t(scan.info.xs_count);
-  Frame sub(step);
-  for (std::size_t k = 0; k < scan.inputs.size(); ++k)
-    if (k < carry || k >= xs_end) copy(sub, step.params[k], f, scan.inputs[k]);
-  const Plan p = plan(scan, f);
   // The ys are written before the carry moves (a y may be a carry's
   // parameter), and the carry moves through a copy (a result may be
   // another carry's parameter).
@@ -121,6 +116,34 @@ void run_scan(const ScanOp& scan, Frame& f) {
     for (std::size_t k = 0; k < tensors.size(); ++k) tensors[k] = sub.tensors[std::size_t(p.tensor_carry[k].from)];
     for (std::int32_t reg : step.emptied_after_run) sub.tensors[std::size_t(reg)] = nx::Tensor();
     for (std::size_t k = 0; k < tensors.size(); ++k) sub.tensors[std::size_t(p.tensor_carry[k].to)] = std::move(tensors[k]);
+  }
+}
+
+// The rows the plan moves, as a promoted loop reads them (native.hpp).
+using Words = boost::container::small_vector<std::int64_t, 16>;
+Words words_of(const Plan& p) {
+  Words w;
+  for (const Rows& r : p.rows) w.push_back(std::int64_t(reinterpret_cast<std::uintptr_t>(r.base)));
+  for (const Rows& r : p.rows) w.push_back(r.stride);
+  for (const Stack& y : p.stacks) w.push_back(std::int64_t(reinterpret_cast<std::uintptr_t>(y.base)));
+  return w;
+}
+
+}  // namespace
+
+void run_scan(const ScanOp& scan, Frame& f) {
+  const Code& step = *scan.step;
+  const std::size_t carry = std::size_t(scan.info.carry_count), xs_end = carry + std::size_t(scan.info.xs_count);
+  Frame sub(step);
+  for (std::size_t k = 0; k < scan.inputs.size(); ++k)
+    if (k < carry || k >= xs_end) copy(sub, step.params[k], f, scan.inputs[k]);
+  const Plan p = plan(scan, f);
+  const native::ScanLoop promoted = tracing_instructions() ? nullptr : scan.native->loop(scan, scan.info.length);
+  if (promoted) {
+    const Words words = words_of(p);
+    promoted(sub.scalars.data(), words.data(), scan.info.length);
+  } else {
+    interpret(scan, p, sub);
   }
   for (std::size_t k = 0; k < carry; ++k) copy(f, scan.outputs[k], sub, step.params[k]);
   for (std::size_t k = 0; k < p.stacks.size(); ++k)

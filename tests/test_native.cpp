@@ -1,0 +1,205 @@
+// The machine-code tier (vm/native/): scan steps of scalars promoted to
+// machine code give the VM's bits, whatever their values, types, carries and
+// register pressure. Each program runs first on the VM (fewer rows than the
+// promotion threshold), then promoted (its rows past it), and both runs
+// are compared with the reference interpreter bit for bit. Under
+// RUNE_NATIVE=eager both runs are promoted; under off, neither.
+#include <catch2/catch.hpp>
+
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <tuple>
+#include <vector>
+
+#include "helpers.hpp"
+#include "ir/eval.hpp"
+#include "ir/passes/pipeline.hpp"
+#include "vm/compile.hpp"
+#include "vm/listing.hpp"
+#include "vm/machine.hpp"
+#include <rune/rune.hpp>
+
+using nx::Tensor;
+using rune::vm::native::Mode;
+namespace native = rune::vm::native;
+
+namespace {
+
+// The program of f(init, xs) = rune::scan(step, init, xs), as rune::jit
+// compiles it (simplified), with its arguments flattened.
+template <class Step> struct ScanCase {
+  std::shared_ptr<const rune::vm::Code> code;
+  std::vector<Tensor> args;
+  ScanCase(Step step, const std::vector<Tensor>& init, const std::vector<Tensor>& xs) : args(init) {
+    args.insert(args.end(), xs.begin(), xs.end());
+    auto f = [step](const std::vector<Tensor>& c, const std::vector<Tensor>& x) { return rune::scan(step, c, x); };
+    code = rune::vm::compile(
+        std::make_shared<const rune::ir::Program>(rune::ir::simplify(rune::program(f, init, xs).ir())));
+  }
+};
+
+// The code's results, and whether its first scan ran as machine code.
+std::pair<rune::vm::Values, bool> run(const rune::vm::Code& code, const std::vector<Tensor>& args) {
+  rune::vm::Values out = rune::vm::run(code, args);
+  return {std::move(out), !code.scans.empty() && code.scans[0].native->promoted()};
+}
+
+// Bit for bit, but for NaN, whose payload the reference interpreter's
+// vector loops and the VM's scalar code may propagate differently (any NaN
+// matches any NaN).
+bool same_values(const Tensor& a, const Tensor& b) {
+  if (test::same_bits(a, b)) return true;
+  if (a.dtype() != b.dtype() || a.shape() != b.shape() || (a.dtype() != nx::float32 && a.dtype() != nx::float64)) return false;
+  const Tensor x = nx::cast(a, nx::float64), y = nx::cast(b, nx::float64);
+  for (std::int64_t k = 0; k < x.numel(); ++k) {
+    const double u = nx::item(nx::reshape(x, {-1}), {k}), v = nx::item(nx::reshape(y, {-1}), {k});
+    if (!(std::isnan(u) && std::isnan(v)) && std::bit_cast<std::uint64_t>(u) != std::bit_cast<std::uint64_t>(v)) return false;
+  }
+  return true;
+}
+
+void same_results(const rune::vm::Values& got, const rune::vm::Values& want, bool exact) {
+  REQUIRE(got.size() == want.size());
+  for (std::size_t k = 0; k < got.size(); ++k) {
+    INFO("result " << k << ": " << nx::to_string(got[k]) << " against " << nx::to_string(want[k]));
+    CHECK((exact ? test::same_bits(got[k], want[k]) : same_values(got[k], want[k])));
+  }
+}
+
+// Runs a code whose scan has fewer rows than the promotion threshold twice:
+// on the VM, then promoted (the two runs' rows pass it): the two runs agree
+// bit for bit, and with the reference interpreter but for NaN payloads.
+void on_vm_then_native(const rune::vm::Code& code, const std::vector<Tensor>& args, bool promotable = true) {
+  const std::vector<Tensor> evaluated = rune::ir::evaluate(*code.program, args);
+  const rune::vm::Values reference(evaluated.begin(), evaluated.end());
+  const auto [first, first_native] = run(code, args);
+  same_results(first, reference, false);
+  const auto [second, second_native] = run(code, args);
+  same_results(second, first, true);
+  if (native::mode() == Mode::on) CHECK(!first_native);
+  CHECK(second_native == (promotable && native::mode() != Mode::off && native::built()));
+}
+
+Tensor f64(double v) { return nx::scalar(nx::float64, v); }
+
+constexpr std::int64_t rows = 600;  // (two runs pass native::promoted_rows)
+static_assert(rows < native::promoted_rows && 2 * rows >= native::promoted_rows);
+
+// Values IEEE arithmetic treats apart: signed zeros, subnormals, infinities, NaN.
+double special(std::mt19937& rng, nx::DType dtype) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double tiny = dtype == nx::float64 ? 4e-310 : 3e-39;
+  const double pool[] = {0., -0., tiny, -tiny, inf, -inf, std::nan(""), 1.5, -2.25, 3e5, 1e-3};
+  return pool[std::uniform_int_distribution<std::size_t>(0, std::size(pool) - 1)(rng)];
+}
+
+// A random step over scalar carries and rows of float32 and float64: inline
+// arithmetic, call-outs (sin, exp, maximum, where, casts), carries that are
+// passed on, swapped or a constant, and rows stacked as ys.
+struct RandomStep {
+  enum Kind { add, sub, mul, div, neg, sin, exp, maximum, choose, cast, scale };
+  struct Node {
+    Kind kind;
+    std::size_t a, b;
+  };
+  std::vector<nx::DType> carry, xs;
+  std::vector<Node> nodes;
+  std::vector<std::size_t> next, ys;  // value indices: the carry out, the ys
+  std::vector<bool> bounded;          // per carry: its new value through sin (keeps it finite)
+
+  explicit RandomStep(std::mt19937& rng) {
+    auto pick = [&](std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng); };
+    const bool mixed = pick(3) == 0;
+    const nx::DType main = pick(2) ? nx::float64 : nx::float32;
+    auto type = [&] { return mixed ? (pick(2) ? nx::float64 : nx::float32) : main; };
+    for (std::size_t k = 1 + pick(pick(4) == 0 ? 24 : 6); k-- > 0;) carry.push_back(type());
+    for (std::size_t k = 1 + pick(3); k-- > 0;) xs.push_back(type());  // (rune::scan over xs needs one)
+    const std::size_t inputs = carry.size() + xs.size();
+    for (std::size_t k = 4 + pick(40); k-- > 0;) {
+      const std::size_t values = inputs + nodes.size();
+      const std::size_t roll = pick(20);
+      const Kind kind = roll < 12 ? Kind(roll % 5) : Kind(5 + roll % 6);
+      nodes.push_back({kind, pick(values), pick(values)});
+    }
+    const std::size_t values = inputs + nodes.size();
+    for (std::size_t k = 0; k < carry.size(); ++k) {
+      // (mostly a late value; sometimes a parameter: passed on or swapped)
+      next.push_back(pick(5) == 0 ? pick(carry.size()) : values - 1 - pick(std::min<std::size_t>(values, 8)));
+      bounded.push_back(pick(2) == 0);
+    }
+    for (std::size_t k = pick(3); k-- > 0;) ys.push_back(pick(values));
+  }
+
+  std::pair<std::vector<Tensor>, std::vector<Tensor>> operator()(const std::vector<Tensor>& c,
+                                                                 const std::vector<Tensor>& x) const {
+    std::vector<Tensor> v = c;
+    v.insert(v.end(), x.begin(), x.end());
+    for (const Node& n : nodes) {
+      const Tensor& a = v[n.a];
+      const Tensor b = nx::cast(v[n.b], a.dtype());
+      switch (n.kind) {
+        case add: v.push_back(a + b); break;
+        case sub: v.push_back(a - b); break;
+        case mul: v.push_back(a * b); break;
+        case div: v.push_back(a / b); break;
+        case neg: v.push_back(-a); break;
+        case sin: v.push_back(nx::sin(a)); break;
+        case exp: v.push_back(nx::exp(a)); break;
+        case maximum: v.push_back(nx::maximum(a, b)); break;
+        case choose: v.push_back(nx::where(nx::greater(a, b), a, b)); break;
+        case cast: v.push_back(nx::cast(a, a.dtype() == nx::float64 ? nx::float32 : nx::float64)); break;
+        case scale: v.push_back(a * 0.5 + 0.25); break;
+      }
+    }
+    std::vector<Tensor> out, ys_out;
+    for (std::size_t k = 0; k < carry.size(); ++k) {
+      const Tensor value = nx::cast(v[next[k]], carry[k]);
+      out.push_back(bounded[k] ? nx::sin(value) : value);
+    }
+    for (std::size_t k : ys) ys_out.push_back(v[k]);
+    return {out, ys_out};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a Lorenz step promoted to machine code gives the plain C++ loop's bits") {
+  using Three = std::tuple<Tensor, Tensor, Tensor>;
+  auto lorenz = [](const Three& s) {
+    auto step = [](const Three& c) {
+      const auto& [x, y, z] = c;
+      Tensor dx = 10. * (y - x), dy = x * (28. - z) - y, dz = x * y - (8. / 3.) * z;
+      return std::pair{Three{x + 0.01 * dx, y + 0.01 * dy, z + 0.01 * dz}, std::tuple<>{}};
+    };
+    return rune::scan(step, s, rows).first;
+  };
+  auto f = rune::jit(lorenz);
+  const Three first = f(Three{f64(1), f64(1), f64(1)}), second = f(first);  // (the second call promoted)
+  double x = 1, y = 1, z = 1;
+  for (int k = 0; k < 2 * rows; ++k) {
+    const double dx = 10. * (y - x), dy = x * (28. - z) - y, dz = x * y - (8. / 3.) * z;
+    x = x + 0.01 * dx, y = y + 0.01 * dy, z = z + 0.01 * dz;
+  }
+  CHECK(test::same_bits(std::get<0>(second), f64(x)));
+  CHECK(test::same_bits(std::get<1>(second), f64(y)));
+  CHECK(test::same_bits(std::get<2>(second), f64(z)));
+}
+
+TEST_CASE("random scalar steps give the VM's and the reference interpreter's bits as machine code") {
+  for (std::uint32_t seed = 1; seed <= 150; ++seed) {
+    std::mt19937 rng(seed);
+    const RandomStep step(rng);
+    std::vector<Tensor> init, xs;
+    for (nx::DType t : step.carry) init.push_back(nx::scalar(t, seed % 3 == 0 ? special(rng, t) : 0.1 * double(init.size()) - 0.4));
+    for (nx::DType t : step.xs) {
+      std::vector<double> row(rows);
+      for (double& e : row) e = seed % 2 ? special(rng, t) : std::uniform_real_distribution<double>(-2, 2)(rng);
+      xs.push_back(nx::create(t, {rows}, row));
+    }
+    INFO("seed " << seed << ": " << step.carry.size() << " carries, " << step.nodes.size() << " values");
+    const ScanCase c(step, init, xs);
+    on_vm_then_native(*c.code, c.args);
+  }
+}
