@@ -225,6 +225,7 @@ w1_round() {
 }
 w2_round() {
   run "rune W2" 240 "$build/bench/bench_w2"
+  run "rune W2 (VM alone)" 240 env RUNE_NATIVE=off "$build/bench/bench_w2"
   peer_ok w2_floor && run "w2_floor" 120 "$pbuild/w2_floor"
   if [ "$have_peers" = 1 ] && [ "$py_numba" = 1 ]; then
     pyrun "w_jit_peers.py w2" 120 w_jit_peers.py w2

@@ -16,7 +16,10 @@
 //       ms, with a fresh rune::jit object per sample.
 //
 // The scans are scans by length (rune::scan(f, init, steps)) and emit nothing
-// per step (std::tuple<>).
+// per step (std::tuple<>). Their steps are scalar, so rune promotes them to
+// machine code (docs/vm.md, "Machine code"); run with RUNE_NATIVE=off, the
+// program reports its rune rows again as [extra] rows of the VM alone
+// (bench/run.sh runs it both ways) and nothing else.
 #include <rune/rune.hpp>
 
 #include <algorithm>
@@ -24,6 +27,7 @@
 #include <bit>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -118,6 +122,22 @@ static std::string show(const V3& v) {
   return fmtd("[%.17g, ", v[0]) + fmtd("%.17g, ", v[1]) + fmtd("%.17g]", v[2]);
 }
 
+// With RUNE_NATIVE=off: rune's rows as [extra] rows of the VM alone, and
+// no other row (the plain loops were reported by the run with the tier).
+static const bool vm_alone = [] {
+  const char* v = std::getenv("RUNE_NATIVE");
+  return v && std::string(v) == "off";
+}();
+static std::string labelled(const std::string& label) {
+  if (!vm_alone) return label;
+  const std::string bare = label.rfind("[extra] ", 0) == 0 ? label.substr(8) : label;
+  return "[extra] " + bare + ", on the VM alone (RUNE_NATIVE=off)";
+}
+static void report_plain(const char* w, const char* label, const bench::Stats& s, const std::string& per,
+                         const std::string& notes) {
+  if (!vm_alone) bench::report(w, label, s, per, notes);
+}
+
 int main() {
   volatile double one = 1.0;  // the start is not a compile-time constant for the C++ loops
   const State s0 = state(one, one, one);
@@ -166,20 +186,21 @@ int main() {
     rune3_s = {v.at(0), v.at(1), v.at(2)};
   }
   const bool eq = same_bits(rune_s, floor_s), eq3 = same_bits(rune3_s, floor_s);
-  std::printf("# W2 final state (plain C++ loop, this program): %s\n", show(floor_s).c_str());
-  std::printf("# W2 final state (rune jit scan, 3 scalars): %s; bitwise equal to the plain C++ loop: %s\n",
+  if (!vm_alone) std::printf("# W2 final state (plain C++ loop, this program): %s\n", show(floor_s).c_str());
+  const char* where = vm_alone ? ", on the VM alone" : "";
+  std::printf("# W2 final state (rune jit scan, 3 scalars%s): %s; bitwise equal to the plain C++ loop: %s\n", where,
               show(rune_s).c_str(), eq ? "yes" : "NO");
-  std::printf("# W2 final state (rune jit scan, float64[3]): %s; bitwise equal to the plain C++ loop: %s\n",
+  std::printf("# W2 final state (rune jit scan, float64[3]%s): %s; bitwise equal to the plain C++ loop: %s\n", where,
               show(rune3_s).c_str(), eq3 ? "yes" : "NO");
   failures += !eq + !eq3;
 
   const std::string steps = "100000 steps; scan by length, y = std::tuple<>";
-  bench::report("W2", "plain C++ scalar loop (in bench_w2)", f, fmtd("%.2f ns/step", f.med / N * 1e9),
+  report_plain("W2", "plain C++ scalar loop (in bench_w2)", f, fmtd("%.2f ns/step", f.med / N * 1e9),
                 "g++ -O3 -ffp-contract=off (meson release, project flags); 1 thread; noinline; 100000 steps");
-  bench::report("W2", "rune jit(scan), carry = 3 float64 scalars", c,
+  bench::report("W2", labelled("rune jit(scan), carry = 3 float64 scalars"), c,
                 fmtd("%.1f ns/step, ", c.med / N * 1e9) + fmtd("%.1fx the C++ loop", c.med / f.med),
                 std::string("bitwise equal: ") + (eq ? "yes" : "NO") + "; " + steps);
-  bench::report("W2", "[extra] rune jit(scan), carry = one float64[3] (nx::get, nx::stack)", c3,
+  bench::report("W2", labelled("[extra] rune jit(scan), carry = one float64[3] (nx::get, nx::stack)"), c3,
                 fmtd("%.1f ns/step, ", c3.med / N * 1e9) + fmtd("%.1fx the C++ loop", c3.med / f.med),
                 std::string("bitwise equal: ") + (eq3 ? "yes" : "NO") + "; " + steps);
 
@@ -197,20 +218,22 @@ int main() {
     rel = std::max(rel, std::fabs(rg[k] - hand[k]) / std::fabs(hand[k]));
   }
   const bool gok = rel <= 1e-9;
-  std::printf("# W2 grad d x_1000 / d s0 (plain C++ reverse loop, this program): %s\n", show(hand).c_str());
-  std::printf("# W2 grad d x_1000 / d s0 (rune jit(grad)): %s; max relative difference %.3g: %s\n",
-              show(rg).c_str(), rel, gok ? "ok" : "WRONG");
+  if (!vm_alone) {
+    std::printf("# W2 grad d x_1000 / d s0 (plain C++ reverse loop, this program): %s\n", show(hand).c_str());
+    std::printf("# W2 grad d x_1000 / d s0 (rune jit(grad)): %s; max relative difference %.3g: %s\n",
+                show(rg).c_str(), rel, gok ? "ok" : "WRONG");
+  }
   failures += !gok;
-  bench::report("W2grad", "plain C++ hand-written reverse loop (in bench_w2)", r, fmtd("%.2f ns/step", r.med / NG * 1e9),
+  report_plain("W2grad", "plain C++ hand-written reverse loop (in bench_w2)", r, fmtd("%.2f ns/step", r.med / NG * 1e9),
                 "g++ -O3 -ffp-contract=off (meson release); stored trajectory; 1000 steps");
-  bench::report("W2grad", "rune jit(grad(f)), f(s0) = x after 1000 steps", gs,
+  bench::report("W2grad", labelled("rune jit(grad(f)), f(s0) = x after 1000 steps"), gs,
                 fmtd("%.1f ns/step, ", gs.med / NG * 1e9) + fmtd("%.1fx the reverse loop", gs.med / r.med),
                 "reverse mode through the scan; carry = 3 float64 scalars; 1000 steps");
 
-  bench::report("W2first", "rune jit(scan) first call, 100000 steps", first_fwd, fmtd("%.1f ms", first_fwd.med * 1e3),
+  bench::report("W2first", labelled("rune jit(scan) first call, 100000 steps"), first_fwd, fmtd("%.1f ms", first_fwd.med * 1e3),
                 fmtd("trace + compile + first run; the process's first %.1f ms; ", first_fwd0 * 1e3) +
                     fmtd("steady-state call %.1f ms; a fresh rune::jit object per sample", c.med * 1e3));
-  bench::report("W2first", "rune jit(grad) first call, 1000 steps", first_grad, fmtd("%.1f ms", first_grad.med * 1e3),
+  bench::report("W2first", labelled("rune jit(grad) first call, 1000 steps"), first_grad, fmtd("%.1f ms", first_grad.med * 1e3),
                 fmtd("trace + compile + first run; the process's first %.1f ms; ", first_grad0 * 1e3) +
                     fmtd("steady-state call %.2f ms; a fresh rune::jit object per sample", gs.med * 1e3));
   if (failures) std::printf("# W2 rune: %d check(s) FAILED\n", failures);

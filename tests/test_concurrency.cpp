@@ -63,6 +63,18 @@ TEST_CASE("threads calling one compiled function on several keys get the single-
         }) == 0);
 }
 
+// A scan promoted to machine code while other threads run it: the thread
+// that wins emits, the others interpret meanwhile, all get the same bits.
+TEST_CASE("threads calling one scan while it is promoted to machine code get the single-threaded results") {
+  auto decay = [](const Tensor& x) {
+    return rune::scan([](const Tensor& c) { return std::pair{c * 0.999 + 0.001, std::tuple<>{}}; }, x, 300).first;
+  };
+  const Tensor x = nx::scalar(nx::float64, 5.);
+  const std::vector<double> expected = values(decay(x));  // eager
+  auto f = rune::jit(decay);
+  CHECK(wrong_calls([&](int, int) { return values(f(x)) == expected; }) == 0);
+}
+
 // Threads racing on a new key wait for the first to trace it.
 TEST_CASE("threads racing on new keys trace each key once") {
   const std::vector<Tensor> xs = inputs();

@@ -203,3 +203,75 @@ TEST_CASE("random scalar steps give the VM's and the reference interpreter's bit
     on_vm_then_native(*c.code, c.args);
   }
 }
+
+TEST_CASE("carries that swap, pass on, count in integers or flip booleans move at once as machine code") {
+  using Tensors = std::vector<Tensor>;
+  // a, b, c float64 in a cycle; d passed on; e float32 swapped with f; n an
+  // int32 count; flag a bool flipped each row; g a constant.
+  auto step = [](const Tensors& c, const Tensors& x) {
+    return std::pair{Tensors{c[1], c[2], c[0] + x[0], c[3], c[5], c[4] * 0.5, c[6] + 1, nx::logical_not(c[7]),
+                             nx::scalar(nx::float64, 2.)},
+                     Tensors{c[0], x[0], c[6]}};
+  };
+  const Tensors init{f64(1.), f64(-0.), f64(std::nan("")), f64(4e-310), nx::scalar(nx::float32, 1e-39),
+                     nx::scalar(nx::float32, -3.), nx::scalar(nx::int32, 0), nx::scalar(nx::bool_, 1), f64(7.)};
+  const Tensor xs = nx::linspace(nx::float64, -1., 1., rows);
+  const ScanCase c(step, init, Tensors{xs});
+  on_vm_then_native(*c.code, c.args);
+}
+
+TEST_CASE("more live values than xmm registers are written home and read back") {
+  using Tensors = std::vector<Tensor>;
+  constexpr std::size_t n = 40;  // (15 xmm registers hold values)
+  auto step = [](const Tensors& c, const Tensors& x) {
+    Tensors next;
+    for (std::size_t k = 0; k < n; ++k) next.push_back(c[k] * 0.5 + c[(k + 7) % n] * 0.25 + x[0]);
+    // (each new value read after all of them are computed: every one is live at once)
+    Tensor total = next[0];
+    for (std::size_t k = 1; k < n; ++k) total = total + next[k];
+    for (std::size_t k = 0; k < n; ++k) next[k] = next[k] - total * 1e-3;
+    return std::pair{next, Tensors{total}};
+  };
+  Tensors init;
+  for (std::size_t k = 0; k < n; ++k) init.push_back(f64(double(k) - 20.));
+  const ScanCase c(step, init, Tensors{nx::linspace(nx::float64, 0., 1., rows)});
+  on_vm_then_native(*c.code, c.args);
+}
+
+TEST_CASE("rows read from strided views and ys of every width are where the VM puts them") {
+  using Tensors = std::vector<Tensor>;
+  auto step = [](const Tensors& c, const Tensors& x) {
+    const Tensor next = c[0] + nx::cast(x[0], nx::float64) * nx::cast(x[1], nx::float64);
+    return std::pair{Tensors{next}, Tensors{next, nx::cast(next, nx::float32), nx::greater(next, 0.), x[1]}};
+  };
+  const Tensor wide = nx::linspace(nx::float32, -3., 3., 2 * rows + 1);
+  const Tensor strided = nx::slice(wide, {1}, {2 * rows + 1}, {2});  // every other element
+  const Tensor counts = nx::cast(nx::linspace(nx::float64, 0., 9., rows), nx::int64);
+  const ScanCase c(step, Tensors{f64(0.)}, Tensors{strided, counts});
+  on_vm_then_native(*c.code, c.args);
+}
+
+TEST_CASE("a step holding tensors stays on the VM") {
+  using Tensors = std::vector<Tensor>;
+  auto step = [](const Tensors& c, const Tensors& x) { return std::pair{Tensors{c[0] * 0.5 + x[0]}, Tensors{}}; };
+  const ScanCase c(step, Tensors{nx::zeros(nx::float64, {4})}, Tensors{nx::ones(nx::float64, {rows, 4})});
+  on_vm_then_native(*c.code, c.args, false);
+}
+
+TEST_CASE("the listing of a promoted step shows each instruction above its machine code") {
+  using Tensors = std::vector<Tensor>;
+  auto step = [](const Tensors& c, const Tensors& x) { return std::pair{Tensors{-(c[0] * x[0]) + nx::exp(c[0])}, Tensors{}}; };
+  const ScanCase c(step, Tensors{f64(0.5)}, Tensors{nx::linspace(nx::float64, 0., 1., rows)});
+  const std::string text = native::scan_listing(c.code->scans[0]);
+  if (!native::built()) {
+    CHECK(text.empty());
+    return;
+  }
+  INFO(text);
+  CHECK(text.find("; mul_f64") != std::string::npos);
+  CHECK(text.find("mulsd") != std::string::npos);
+  CHECK(text.find("; neg_f64") != std::string::npos);
+  CHECK(text.find("xorpd") != std::string::npos);
+  CHECK(text.find("; unary") != std::string::npos);
+  CHECK(text.find("call") != std::string::npos);
+}

@@ -196,8 +196,8 @@ std::string listing(const Code& code) {
   for (std::size_t k = 0; k < code.scans.size(); ++k) {
     const ScanOp& s = code.scans[k];
     out += "scan " + std::to_string(k) + ": " + std::to_string(s.info.length) + " rows, carry " +
-           std::to_string(s.info.carry_count) + ", xs " + std::to_string(s.info.xs_count) + "; its step:\n" +
-           indented(listing(*s.step), "  ");
+           std::to_string(s.info.carry_count) + ", xs " + std::to_string(s.info.xs_count) + "; its step" +
+           (s.native->promoted() ? " (promoted to machine code)" : "") + ":\n" + indented(listing(*s.step), "  ");
   }
   for (std::size_t k = 0; k < code.invokes.size(); ++k) {
     const Invoke& i = code.invokes[k];
@@ -207,6 +207,40 @@ std::string listing(const Code& code) {
              indented(listing(*i.codes[c]), "  ");
   }
   return out;
+}
+
+namespace {
+
+// The scans of a code and of its sub-codes, each named by where it is.
+void native_units(const Code& code, const std::string& where, std::string& out) {
+  for (std::size_t k = 0; k < code.scans.size(); ++k) {
+    const ScanOp& s = code.scans[k];
+    const std::string name = where + "scan " + std::to_string(k);
+    const Instruction* culprit = nullptr;
+    if (const char* why = native::scan_refusal(s, culprit)) {
+      out += name + ": stays on the VM: " + why + (culprit ? " (" + instruction_text(*s.step, *culprit) + ")" : "") + "\n";
+    } else {
+      out += name + (s.native->promoted() ? ": promoted to machine code:\n"
+                                          : ": on the VM until it has run " + std::to_string(native::promoted_rows) +
+                                                " rows (" + std::to_string(s.native->rows()) +
+                                                " so far); its machine code will be:\n") +
+             indented(native::scan_listing(s), "  ");
+    }
+    native_units(*s.step, name + " > ", out);
+  }
+  for (std::size_t k = 0; k < code.invokes.size(); ++k)
+    for (std::size_t c = 0; c < code.invokes[k].codes.size(); ++c)
+      native_units(*code.invokes[k].codes[c], where + "invoke " + std::to_string(k) + ", program " + std::to_string(c) + " > ",
+                   out);
+}
+
+}  // namespace
+
+std::string native_listing(const Code& code) {
+  if (!native::built()) return "this build has no machine-code tier (meson -Dnative)\n";
+  std::string out = native::mode() == native::Mode::off ? "RUNE_NATIVE=off: nothing is promoted\n" : "";
+  native_units(code, "", out);
+  return out.empty() ? "no unit the machine-code tier promotes (it promotes scans)\n" : out;
 }
 
 }  // namespace rune::vm

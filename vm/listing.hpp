@@ -15,6 +15,11 @@ namespace rune::vm {
 // kernels and the steps of its scans, indented.
 std::string listing(const Code& code);
 
+// The scans of a code and of its sub-codes with what the machine-code tier
+// made of each, or will make once it has run enough, or why it leaves it
+// on the VM (rune-repl's `native`).
+std::string native_listing(const Code& code);
+
 // One instruction: "mul_f64   s5 = s3 s4".
 std::string instruction_text(const Code& code, const Instruction& in);
 

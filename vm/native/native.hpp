@@ -52,6 +52,7 @@ class ScanUnit {
     return promote(scan, length);
   }
   bool promoted() const { return loop_.load(std::memory_order_acquire) != nullptr; }
+  std::int64_t rows() const { return rows_.load(std::memory_order_relaxed); }
 
  private:
   enum State : std::uint8_t { idle, emitting, emitted, refused };
@@ -61,6 +62,9 @@ class ScanUnit {
   std::atomic<std::uint8_t> state_{idle};
 };
 
+// Why the tier leaves a scan on the VM (null when it can emit its loop;
+// `culprit`: the instruction at fault, if one is). It allocates nothing.
+const char* scan_refusal(const ScanOp& scan, const Instruction*& culprit);
 // Emits a scan's loop, or says why not (null; `culprit`: the instruction
 // at fault, if one is); frees one (scan_loop.cpp, or unbuilt.cpp in a
 // build without the tier).

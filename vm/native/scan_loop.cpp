@@ -80,10 +80,11 @@ Reads reads_of(const Code& step, const Trip& trip) {
   return r;
 }
 
-// Why the tier leaves a step on the VM (null when it can emit it; the
-// instruction at fault in `culprit`). It allocates nothing: a scan refused
-// keeps a steady state of calls free of allocations.
-const char* refusal(const ScanOp& scan, const Instruction*& culprit) {
+}  // namespace
+
+// (It allocates nothing: a scan refused keeps a steady state of calls free
+// of allocations.)
+const char* scan_refusal(const ScanOp& scan, const Instruction*& culprit) {
   const Code& step = *scan.step;
   if (!step.tensors.empty()) return "its step holds tensors";
   // The registers a trip reads as the scan left them: the constants and the
@@ -104,6 +105,8 @@ const char* refusal(const ScanOp& scan, const Instruction*& culprit) {
   culprit = nullptr;
   return nullptr;
 }
+
+namespace {
 
 x86::Gp gp(std::uint32_t id, std::size_t size) {
   switch (size) {
@@ -209,7 +212,7 @@ class Emitter {
 
   void instruction(std::int32_t i) {
     const Instruction& in = step_.instructions[std::size_t(i)];
-    if (comments_) as_.comment(instruction_text(step_, in).c_str());
+    if (comments_) as_.comment(("; " + instruction_text(step_, in)).c_str());
     switch (info(in.op).tier) {
       case Tier::emit: return arithmetic(i, in);
       case Tier::call: return call_out(i, in);
@@ -398,7 +401,7 @@ class Emitter {
 bool built() { return true; }
 
 ScanLoop emit_scan(const ScanOp& scan, const char*& why, const Instruction*& culprit) {
-  if ((why = refusal(scan, culprit))) return nullptr;
+  if ((why = scan_refusal(scan, culprit))) return nullptr;
   asmjit::CodeHolder code;
   code.init(environment());
   x86::Assembler as(&code);
@@ -410,7 +413,7 @@ void release(ScanLoop loop) { unpublish(reinterpret_cast<void*>(loop)); }
 
 std::string scan_listing(const ScanOp& scan) {
   const Instruction* culprit = nullptr;
-  if (refusal(scan, culprit)) return "";
+  if (scan_refusal(scan, culprit)) return "";
   asmjit::StringLogger logger;
   asmjit::CodeHolder code;
   code.init(environment());

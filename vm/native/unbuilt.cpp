@@ -6,6 +6,11 @@ namespace rune::vm::native {
 
 bool built() { return false; }
 
+const char* scan_refusal(const ScanOp&, const Instruction*& culprit) {
+  culprit = nullptr;
+  return "this build has no machine-code tier (meson -Dnative)";
+}
+
 ScanLoop emit_scan(const ScanOp&, const char*& why, const Instruction*& culprit) {
   culprit = nullptr;
   why = "this build has no machine-code tier (meson -Dnative)";
