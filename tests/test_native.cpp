@@ -40,10 +40,10 @@ template <class Step> struct ScanCase {
   }
 };
 
-// The code's results, and whether its first scan ran as machine code.
-std::pair<rune::vm::Values, bool> run(const rune::vm::Code& code, const std::vector<Tensor>& args) {
-  rune::vm::Values out = rune::vm::run(code, args);
-  return {std::move(out), !code.scans.empty() && code.scans[0].native->promoted()};
+// Whether the code's first scan, or its first iterate, ran as machine code.
+bool scan_promoted(const rune::vm::Code& code) { return !code.scans.empty() && code.scans[0].native->promoted(); }
+bool iterate_promoted(const rune::vm::Code& code) {
+  return !code.invokes.empty() && code.invokes[0].native->promoted();
 }
 
 // Bit for bit, but for NaN, whose payload the reference interpreter's
@@ -51,7 +51,8 @@ std::pair<rune::vm::Values, bool> run(const rune::vm::Code& code, const std::vec
 // matches any NaN).
 bool same_values(const Tensor& a, const Tensor& b) {
   if (test::same_bits(a, b)) return true;
-  if (a.dtype() != b.dtype() || a.shape() != b.shape() || (a.dtype() != nx::float32 && a.dtype() != nx::float64)) return false;
+  if (a.dtype() != b.dtype() || a.shape() != b.shape() || (a.dtype() != nx::float32 && a.dtype() != nx::float64))
+    return false;
   const Tensor x = nx::cast(a, nx::float64), y = nx::cast(b, nx::float64);
   for (std::int64_t k = 0; k < x.numel(); ++k) {
     const double u = nx::item(nx::reshape(x, {-1}), {k}), v = nx::item(nx::reshape(y, {-1}), {k});
@@ -68,23 +69,25 @@ void same_results(const rune::vm::Values& got, const rune::vm::Values& want, boo
   }
 }
 
-// Runs a code whose scan has fewer rows than the promotion threshold twice:
-// on the VM, then promoted (the two runs' rows pass it): the two runs agree
-// bit for bit, and with the reference interpreter but for NaN payloads.
-void on_vm_then_native(const rune::vm::Code& code, const std::vector<Tensor>& args, bool promotable = true) {
+// Runs a code whose loop does less work than the promotion threshold per
+// run: on the VM, then again until it is promoted (an iterate's trips count
+// once run, so its third run is the first promoted); every run agrees with
+// the first bit for bit, and that with the reference interpreter but for
+// NaN payloads.
+void on_vm_then_native(const rune::vm::Code& code, const std::vector<Tensor>& args, bool promotable = true,
+                       bool (*promoted)(const rune::vm::Code&) = scan_promoted) {
   const std::vector<Tensor> evaluated = rune::ir::evaluate(*code.program, args);
   const rune::vm::Values reference(evaluated.begin(), evaluated.end());
-  const auto [first, first_native] = run(code, args);
+  const rune::vm::Values first = rune::vm::run(code, args);
   same_results(first, reference, false);
-  const auto [second, second_native] = run(code, args);
-  same_results(second, first, true);
-  if (native::mode() == Mode::on) CHECK(!first_native);
-  CHECK(second_native == (promotable && native::mode() != Mode::off && native::built()));
+  if (native::mode() == Mode::on) CHECK(!promoted(code));
+  for (int again = 0; again < 2; ++again) same_results(rune::vm::run(code, args), first, true);
+  CHECK(promoted(code) == (promotable && native::mode() != Mode::off && native::built()));
 }
 
 Tensor f64(double v) { return nx::scalar(nx::float64, v); }
 
-constexpr std::int64_t rows = 600;  // (two runs pass native::promoted_rows)
+constexpr std::int64_t rows = 600;  // (two runs pass native::promoted_rows; one does not)
 static_assert(rows < native::promoted_rows && 2 * rows >= native::promoted_rows);
 
 // Values IEEE arithmetic treats apart: signed zeros, subnormals, infinities, NaN.
@@ -96,13 +99,14 @@ double special(std::mt19937& rng, nx::DType dtype) {
 }
 
 // A random step over scalar carries and rows of float32 and float64: inline
-// arithmetic, call-outs (sin, exp, maximum, where, casts), carries that are
-// passed on, swapped or a constant, and rows stacked as ys.
+// arithmetic, comparisons, selects and casts, call-outs (sin, exp,
+// maximum), carries that are passed on, swapped or a constant, and rows
+// stacked as ys.
 struct RandomStep {
   enum Kind { add, sub, mul, div, neg, sin, exp, maximum, choose, cast, scale };
   struct Node {
     Kind kind;
-    std::size_t a, b;
+    std::size_t a, b, which;  // which: choose's comparison
   };
   std::vector<nx::DType> carry, xs;
   std::vector<Node> nodes;
@@ -121,7 +125,7 @@ struct RandomStep {
       const std::size_t values = inputs + nodes.size();
       const std::size_t roll = pick(20);
       const Kind kind = roll < 12 ? Kind(roll % 5) : Kind(5 + roll % 6);
-      nodes.push_back({kind, pick(values), pick(values)});
+      nodes.push_back({kind, pick(values), pick(values), pick(6)});
     }
     const std::size_t values = inputs + nodes.size();
     for (std::size_t k = 0; k < carry.size(); ++k) {
@@ -148,7 +152,12 @@ struct RandomStep {
         case sin: v.push_back(nx::sin(a)); break;
         case exp: v.push_back(nx::exp(a)); break;
         case maximum: v.push_back(nx::maximum(a, b)); break;
-        case choose: v.push_back(nx::where(nx::greater(a, b), a, b)); break;
+        case choose: {
+          const Tensor comparisons[] = {nx::less(a, b), nx::less_equal(a, b), nx::greater(a, b),
+                                        nx::greater_equal(a, b), nx::equal(a, b), nx::not_equal(a, b)};
+          v.push_back(nx::where(comparisons[n.which], a, b));
+          break;
+        }
         case cast: v.push_back(nx::cast(a, a.dtype() == nx::float64 ? nx::float32 : nx::float64)); break;
         case scale: v.push_back(a * 0.5 + 0.25); break;
       }
@@ -274,4 +283,74 @@ TEST_CASE("the listing of a promoted step shows each instruction above its machi
   CHECK(text.find("xorpd") != std::string::npos);
   CHECK(text.find("; unary") != std::string::npos);
   CHECK(text.find("call") != std::string::npos);
+}
+
+// An iterate of f on the carry for `trips` trips (an int32 count in the
+// carry's last place), compiled as rune::jit compiles it.
+template <class Step>
+std::shared_ptr<const rune::vm::Code> iterated(Step step, const std::vector<Tensor>& init, std::int64_t trips,
+                                               std::int64_t max = 1000000) {
+  auto f = [step, trips, max](const std::vector<Tensor>& c) {
+    auto until = [trips](const std::vector<Tensor>& v) { return nx::greater_equal(v.back(), double(trips)); };
+    auto next = [step](const std::vector<Tensor>& v) {
+      std::vector<Tensor> out = step(std::vector<Tensor>(v.begin(), v.end() - 1));
+      out.push_back(v.back() + 1);
+      return out;
+    };
+    return rune::iterate(max, until, next, c);
+  };
+  std::vector<Tensor> with_count = init;
+  with_count.push_back(nx::scalar(nx::int32, 0));
+  return rune::vm::compile(
+      std::make_shared<const rune::ir::Program>(rune::ir::simplify(rune::program(f, with_count).ir())));
+}
+
+std::vector<Tensor> counted(std::vector<Tensor> init) {
+  init.push_back(nx::scalar(nx::int32, 0));
+  return init;
+}
+
+TEST_CASE("an iterate of scalars promoted to machine code gives the VM's bits") {
+  using Tensors = std::vector<Tensor>;
+  // (x, y): a slowly converging mix, a float32 beside, a select
+  auto step = [](const Tensors& c) {
+    const Tensor x = c[0] * 0.999 + 0.001 * c[1];
+    return Tensors{x, nx::where(nx::less(x, c[1]), c[1], x * 0.5), nx::cast(x, nx::float32) * c[2]};
+  };
+  const Tensors init{f64(1.), f64(3.), nx::scalar(nx::float32, 1.0001)};
+  const auto code = iterated(step, init, rows);
+  on_vm_then_native(*code, counted(init), true, iterate_promoted);
+}
+
+TEST_CASE("random iterate steps give the VM's bits as machine code") {
+  for (std::uint32_t seed = 1; seed <= 60; ++seed) {
+    std::mt19937 rng(seed);
+    const RandomStep random(rng);
+    std::vector<Tensor> init, captured;
+    for (nx::DType t : random.carry) init.push_back(nx::scalar(t, seed % 3 == 0 ? special(rng, t) : 0.1 * double(init.size()) - 0.4));
+    for (nx::DType t : random.xs) captured.push_back(nx::scalar(t, seed % 2 ? special(rng, t) : 0.75));
+    auto step = [random, captured](const std::vector<Tensor>& c) { return random(c, captured).first; };
+    INFO("seed " << seed << ": " << random.carry.size() << " carries, " << random.nodes.size() << " values");
+    const auto code = iterated(step, init, rows);
+    on_vm_then_native(*code, counted(init), true, iterate_promoted);
+  }
+}
+
+TEST_CASE("a promoted iterate that runs past its most steps raises the VM's error") {
+  using Tensors = std::vector<Tensor>;
+  auto step = [](const Tensors& c) { return Tensors{c[0] * 0.5}; };
+  const auto code = iterated(step, Tensors{f64(1.)}, 1000000, rows);  // (stops after 1,000,000 trips: never)
+  const std::vector<Tensor> args = counted({f64(1.)});
+  std::string first;
+  for (int run = 0; run < 3; ++run) {
+    try {
+      (void)rune::vm::run(*code, args);
+      FAIL("the iterate stopped");
+    } catch (const std::invalid_argument& e) {
+      if (run == 0) first = e.what();
+      CHECK(std::string(e.what()) == first);
+    }
+  }
+  CHECK(first.find("rune::iterate") == 0);
+  CHECK(iterate_promoted(*code) == (native::mode() != Mode::off && native::built()));
 }

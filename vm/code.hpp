@@ -267,7 +267,7 @@ struct ScanOp {
   std::vector<bool> rows_read;  // per xs: whether the step reads its row (a row no one reads is not put)
   // Its promotion to machine code (vm/native/): shared by the copies of
   // this scan, freed with the last.
-  std::shared_ptr<native::ScanUnit> native = std::make_shared<native::ScanUnit>();
+  std::shared_ptr<native::Unit> native = std::make_shared<native::Unit>();
 };
 
 // A construct run by sub-codes (body, cond, iterate): `codes` are its
@@ -277,6 +277,8 @@ struct Invoke {
   std::vector<std::shared_ptr<const Code>> codes;
   std::vector<Location> inputs;
   std::vector<Location> outputs;
+  // An iterate's promotion to machine code (vm/native/; the others': none).
+  std::shared_ptr<native::Unit> native = std::make_shared<native::Unit>();
 };
 
 struct Code {

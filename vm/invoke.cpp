@@ -1,6 +1,7 @@
 // Constructs run by their sub-codes: a body (remat, a custom rule's
-// function), a cond's chosen branch, an iterate's until and step in turn.
-// Each sub-code runs in a frame of its own.
+// function), a cond's chosen branch, an iterate's until and step in turn
+// (or its loop in machine code once promoted: vm/native/). Each sub-code
+// runs in a frame of its own.
 #include <algorithm>
 #include <cstring>
 
@@ -47,19 +48,33 @@ void run_iterate(const Invoke& it, Frame& f) {
   for (std::size_t k = 0; k < carry + until_captures; ++k) copy(u, until.params[k], f, it.inputs[k]);
   for (std::size_t k = carry + until_captures; k < it.inputs.size(); ++k)
     copy(s, step.params[k - until_captures + 1], f, it.inputs[k]);
-  // The carry sits in until's parameters; the step takes it from there
-  // (moved: held by the step's parameter alone, it may be written in place
-  // from the second trip on) and gives it back.
-  for (std::int64_t trip = 0;; ++trip) {
-    execute(until, u);
-    if (all_stopped(u, until.results[0])) break;
-    if (trip == info.max)  // (raised from this run, which knows the stop: a second run could end otherwise)
-      ir::construct_rules(it.equation->kind).still_running(*it.equation, read(until, u, until.results[0]));
-    for (std::size_t k = 0; k < carry; ++k) move(s, step.params[k], u, until.params[k]);
-    copy(s, step.params[carry], u, until.results[0]);
-    execute(step, s);
-    for (std::size_t k = 0; k < carry; ++k) copy(u, until.params[k], s, step.results[k]);
-    for (std::int32_t reg : step.emptied_after_run) s.tensors[std::size_t(reg)] = nx::Tensor();
+  const auto still_running = [&] {
+    ir::construct_rules(it.equation->kind).still_running(*it.equation, read(until, u, until.results[0]));
+  };
+  const auto promoted = tracing_instructions() ? nullptr
+                                               : reinterpret_cast<native::IterateLoop>(it.native->loop(
+                                                     0, native::emit_iterate, &it, "an iterate"));
+  if (promoted) {
+    if (promoted(u.scalars.data(), s.scalars.data(), info.max) != 0) still_running();
+  } else {
+    // The carry sits in until's parameters; the step takes it from there
+    // (moved: held by the step's parameter alone, it may be written in place
+    // from the second trip on) and gives it back.
+    std::int64_t trip = 0;
+    for (;; ++trip) {
+      execute(until, u);
+      if (all_stopped(u, until.results[0])) break;
+      if (trip == info.max) {  // (raised from this run, which knows the stop: a second run could end otherwise)
+        it.native->ran(trip);
+        still_running();
+      }
+      for (std::size_t k = 0; k < carry; ++k) move(s, step.params[k], u, until.params[k]);
+      copy(s, step.params[carry], u, until.results[0]);
+      execute(step, s);
+      for (std::size_t k = 0; k < carry; ++k) copy(u, until.params[k], s, step.results[k]);
+      for (std::int32_t reg : step.emptied_after_run) s.tensors[std::size_t(reg)] = nx::Tensor();
+    }
+    it.native->ran(trip);
   }
   for (std::size_t k = 0; k < carry; ++k) copy(f, it.outputs[k], u, until.params[k]);
 }

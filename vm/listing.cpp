@@ -211,27 +211,49 @@ std::string listing(const Code& code) {
 
 namespace {
 
-// The scans of a code and of its sub-codes, each named by where it is.
+// The code of `codes` holding `in` (the first when none does).
+const Code& holding(const std::vector<std::shared_ptr<const Code>>& codes, const Instruction* in) {
+  for (const auto& c : codes)
+    if (in >= c->instructions.data() && in < c->instructions.data() + c->instructions.size()) return *c;
+  return *codes[0];
+}
+
+// A unit's entry: why it stays on the VM, or its machine code.
+void native_unit(const std::string& name, const native::Unit& unit, const char* why, const Code& code,
+                 const Instruction* culprit, const std::string& assembly, const char* work, std::string& out) {
+  if (why) {
+    out += name + ": stays on the VM: " + why + (culprit ? " (" + instruction_text(code, *culprit) + ")" : "") + "\n";
+    return;
+  }
+  out += name + (unit.promoted() ? ": promoted to machine code:\n"
+                                 : ": on the VM until it has run " + std::to_string(native::promoted_rows) + " " + work +
+                                       " (" + std::to_string(unit.work()) + " so far); its machine code will be:\n") +
+         indented(assembly, "  ");
+}
+
+// The scans and iterates of a code and of its sub-codes, each named by
+// where it is.
 void native_units(const Code& code, const std::string& where, std::string& out) {
   for (std::size_t k = 0; k < code.scans.size(); ++k) {
     const ScanOp& s = code.scans[k];
     const std::string name = where + "scan " + std::to_string(k);
     const Instruction* culprit = nullptr;
-    if (const char* why = native::scan_refusal(s, culprit)) {
-      out += name + ": stays on the VM: " + why + (culprit ? " (" + instruction_text(*s.step, *culprit) + ")" : "") + "\n";
-    } else {
-      out += name + (s.native->promoted() ? ": promoted to machine code:\n"
-                                          : ": on the VM until it has run " + std::to_string(native::promoted_rows) +
-                                                " rows (" + std::to_string(s.native->rows()) +
-                                                " so far); its machine code will be:\n") +
-             indented(native::scan_listing(s), "  ");
-    }
+    const char* why = native::scan_refusal(s, culprit);
+    native_unit(name, *s.native, why, *s.step, culprit, why ? "" : native::scan_listing(s), "rows", out);
     native_units(*s.step, name + " > ", out);
   }
-  for (std::size_t k = 0; k < code.invokes.size(); ++k)
-    for (std::size_t c = 0; c < code.invokes[k].codes.size(); ++c)
-      native_units(*code.invokes[k].codes[c], where + "invoke " + std::to_string(k) + ", program " + std::to_string(c) + " > ",
-                   out);
+  for (std::size_t k = 0; k < code.invokes.size(); ++k) {
+    const Invoke& it = code.invokes[k];
+    const std::string name = where + "invoke " + std::to_string(k);
+    if (std::holds_alternative<ir::IterateInfo>(it.equation->info)) {
+      const Instruction* culprit = nullptr;
+      const char* why = native::iterate_refusal(it, culprit);
+      native_unit(name + " (iterate)", *it.native, why, holding(it.codes, culprit), culprit, why ? "" : native::iterate_listing(it), "trips",
+                  out);
+    }
+    for (std::size_t c = 0; c < it.codes.size(); ++c)
+      native_units(*it.codes[c], name + ", program " + std::to_string(c) + " > ", out);
+  }
 }
 
 }  // namespace
@@ -240,7 +262,7 @@ std::string native_listing(const Code& code) {
   if (!native::built()) return "this build has no machine-code tier (meson -Dnative)\n";
   std::string out = native::mode() == native::Mode::off ? "RUNE_NATIVE=off: nothing is promoted\n" : "";
   native_units(code, "", out);
-  return out.empty() ? "no unit the machine-code tier promotes (it promotes scans)\n" : out;
+  return out.empty() ? "no unit the machine-code tier promotes (it promotes scans and iterates)\n" : out;
 }
 
 }  // namespace rune::vm

@@ -138,7 +138,9 @@ void run_scan(const ScanOp& scan, Frame& f) {
   for (std::size_t k = 0; k < scan.inputs.size(); ++k)
     if (k < carry || k >= xs_end) copy(sub, step.params[k], f, scan.inputs[k]);
   const Plan p = plan(scan, f);
-  const native::ScanLoop promoted = tracing_instructions() ? nullptr : scan.native->loop(scan, scan.info.length);
+  const auto promoted = tracing_instructions() ? nullptr
+                                               : reinterpret_cast<native::ScanLoop>(scan.native->loop(
+                                                     scan.info.length, native::emit_scan, &scan, "a scan step"));
   if (promoted) {
     const Words words = words_of(p);
     promoted(sub.scalars.data(), words.data(), scan.info.length);

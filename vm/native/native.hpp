@@ -12,6 +12,7 @@
 
 namespace rune::vm {
 struct Instruction;
+struct Invoke;
 struct ScanOp;
 union Scalar;
 }  // namespace rune::vm
@@ -31,47 +32,60 @@ bool built();
 // 0 and then each one's stride in bytes, and then each ys's row 0 (the
 // same order as the scan loop's plan, vm/scan.cpp).
 using ScanLoop = void (*)(Scalar* registers, const std::int64_t* words, std::int64_t length);
+// A promoted iterate's loop over until's and the step's frames: until and
+// the step in turn until the stop is true (0), or until `max` steps have
+// run and the stop is still false (1: the caller raises the error).
+using IterateLoop = int (*)(Scalar* until, Scalar* step, std::int64_t max);
 
-// A scan promotes when the rows it has run pass this many (RUNE_NATIVE=on).
+// A unit promotes when the work it has done passes this many rows of a
+// scan or trips of an iterate (RUNE_NATIVE=on).
 inline constexpr std::int64_t promoted_rows = 1000;
 
-// A scan's promotion: the rows it ran, and its native loop once emitted.
-// Several threads may run one scan at once: the one that wins the
+// What emits a unit: its loop, or null and why not (`culprit`: the
+// instruction at fault, if one is).
+using Emit = const void* (*)(const void* unit, const char*& why, const Instruction*& culprit);
+
+// A unit's promotion: the work it has done, and its loop once emitted.
+// Several threads may run one unit at once: the one that wins the
 // compare-and-swap emits while the others interpret; the loop is published
-// by a release store. A step the tier cannot emit stays on the VM.
-class ScanUnit {
+// by a release store. A unit the tier cannot emit stays on the VM.
+class Unit {
  public:
-  ScanUnit() = default;
-  ScanUnit(const ScanUnit&) = delete;
-  ScanUnit& operator=(const ScanUnit&) = delete;
-  ~ScanUnit();
-  // The loop to run `length` rows of `scan` with (emitted now when this
-  // call passes the threshold), or null: interpret.
-  ScanLoop loop(const ScanOp& scan, std::int64_t length) {
-    if (ScanLoop done = loop_.load(std::memory_order_acquire)) return done;
-    return promote(scan, length);
+  Unit() = default;
+  Unit(const Unit&) = delete;
+  Unit& operator=(const Unit&) = delete;
+  ~Unit();
+  // The loop to run `what` with, its work counted first (a scan's rows, 0
+  // for an iterate, whose trips are counted as they run: ran); emitted now
+  // when the work passes the threshold, or null: interpret.
+  const void* loop(std::int64_t work, Emit emit, const void* what, const char* kind) {
+    if (const void* done = loop_.load(std::memory_order_acquire)) return done;
+    return promote(work, emit, what, kind);
   }
+  void ran(std::int64_t work) { work_.fetch_add(work, std::memory_order_relaxed); }
   bool promoted() const { return loop_.load(std::memory_order_acquire) != nullptr; }
-  std::int64_t rows() const { return rows_.load(std::memory_order_relaxed); }
+  std::int64_t work() const { return work_.load(std::memory_order_relaxed); }
 
  private:
   enum State : std::uint8_t { idle, emitting, emitted, refused };
-  ScanLoop promote(const ScanOp& scan, std::int64_t length);
-  std::atomic<ScanLoop> loop_{nullptr};
-  std::atomic<std::int64_t> rows_{0};
+  const void* promote(std::int64_t work, Emit emit, const void* what, const char* kind);
+  std::atomic<const void*> loop_{nullptr};
+  std::atomic<std::int64_t> work_{0};
   std::atomic<std::uint8_t> state_{idle};
 };
 
-// Why the tier leaves a scan on the VM (null when it can emit its loop;
-// `culprit`: the instruction at fault, if one is). It allocates nothing.
+// A scan's and an iterate's loops (scan_loop.cpp, iterate_loop.cpp, or
+// unbuilt.cpp in a build without the tier): why the tier leaves one on the
+// VM (null when it can emit it; it allocates nothing), the loop emitted
+// (an Emit), and its assembly, each bytecode instruction as a comment
+// above its code (the REPL's `native`; empty when it cannot be emitted).
 const char* scan_refusal(const ScanOp& scan, const Instruction*& culprit);
-// Emits a scan's loop, or says why not (null; `culprit`: the instruction
-// at fault, if one is); frees one (scan_loop.cpp, or unbuilt.cpp in a
-// build without the tier).
-ScanLoop emit_scan(const ScanOp& scan, const char*& why, const Instruction*& culprit);
-void release(ScanLoop loop);
-// The assembly of a scan's loop, each bytecode instruction as a comment
-// above its code (the REPL's `native`); empty when it cannot be emitted.
+const void* emit_scan(const void* scan, const char*& why, const Instruction*& culprit);
 std::string scan_listing(const ScanOp& scan);
+const char* iterate_refusal(const Invoke& iterate, const Instruction*& culprit);
+const void* emit_iterate(const void* iterate, const char*& why, const Instruction*& culprit);
+std::string iterate_listing(const Invoke& iterate);
+// Frees an emitted loop.
+void release(const void* loop);
 
 }  // namespace rune::vm::native

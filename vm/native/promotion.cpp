@@ -6,7 +6,7 @@
 #include <iostream>
 
 #include "vm/code.hpp"
-#include "vm/listing.hpp"
+#include "vm/operands.hpp"
 #include "vm/native/native.hpp"
 
 namespace rune::vm::native {
@@ -36,29 +36,29 @@ Mode mode() {
   return read;
 }
 
-ScanUnit::~ScanUnit() {
-  if (ScanLoop done = loop_.load(std::memory_order_acquire)) release(done);
+Unit::~Unit() {
+  if (const void* done = loop_.load(std::memory_order_acquire)) release(done);
 }
 
-ScanLoop ScanUnit::promote(const ScanOp& scan, std::int64_t length) {
+const void* Unit::promote(std::int64_t work, Emit emit, const void* what, const char* kind) {
   const Mode m = mode();
   if (m == Mode::off || state_.load(std::memory_order_relaxed) != idle) return nullptr;
-  const std::int64_t rows = rows_.fetch_add(length, std::memory_order_relaxed) + length;
-  if (m == Mode::on && rows < promoted_rows) return nullptr;
+  const std::int64_t done = work_.fetch_add(work, std::memory_order_relaxed) + work;
+  if (m == Mode::on && done < promoted_rows) return nullptr;
   std::uint8_t expected = idle;
   if (!state_.compare_exchange_strong(expected, emitting, std::memory_order_acq_rel)) return nullptr;
   const auto start = std::chrono::steady_clock::now();
   const char* why = nullptr;
   const Instruction* culprit = nullptr;
-  const ScanLoop emitted_loop = emit_scan(scan, why, culprit);
+  const void* emitted_loop = emit(what, why, culprit);
   if (reporting()) {
     const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
     if (emitted_loop)
-      std::cerr << "rune native: a scan step of " << scan.step->instructions.size() << " instructions promoted after "
-                << rows << " rows (emitted in " << us << " us)\n";
+      std::cerr << "rune native: " << kind << " promoted after " << done << (kind[0] == 's' ? " rows" : " trips")
+                << " (emitted in " << us << " us)\n";
     else
-      std::cerr << "rune native: a scan step stays on the VM: " << why
-                << (culprit ? " (" + instruction_text(*scan.step, *culprit) + ")" : std::string()) << '\n';
+      std::cerr << "rune native: " << kind << " stays on the VM: " << why
+                << (culprit ? " (" + std::string(info(culprit->op).name) + ")" : std::string()) << '\n';
   }
   if (!emitted_loop) {
     state_.store(refused, std::memory_order_release);

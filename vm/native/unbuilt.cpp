@@ -6,19 +6,35 @@ namespace rune::vm::native {
 
 bool built() { return false; }
 
-const char* scan_refusal(const ScanOp&, const Instruction*& culprit) {
-  culprit = nullptr;
-  return "this build has no machine-code tier (meson -Dnative)";
+namespace {
+const char* const unbuilt = "this build has no machine-code tier (meson -Dnative)";
 }
 
-ScanLoop emit_scan(const ScanOp&, const char*& why, const Instruction*& culprit) {
+const char* scan_refusal(const ScanOp&, const Instruction*& culprit) {
   culprit = nullptr;
-  why = "this build has no machine-code tier (meson -Dnative)";
+  return unbuilt;
+}
+
+const char* iterate_refusal(const Invoke&, const Instruction*& culprit) {
+  culprit = nullptr;
+  return unbuilt;
+}
+
+const void* emit_scan(const void*, const char*& why, const Instruction*& culprit) {
+  culprit = nullptr;
+  why = unbuilt;
   return nullptr;
 }
 
-void release(ScanLoop) {}
+const void* emit_iterate(const void*, const char*& why, const Instruction*& culprit) {
+  culprit = nullptr;
+  why = unbuilt;
+  return nullptr;
+}
 
 std::string scan_listing(const ScanOp&) { return ""; }
+std::string iterate_listing(const Invoke&) { return ""; }
+
+void release(const void*) {}
 
 }  // namespace rune::vm::native

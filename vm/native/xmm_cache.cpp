@@ -4,26 +4,8 @@ namespace rune::vm::native {
 
 namespace x86 = asmjit::x86;
 
-bool is_float(nx::DType t) { return t == nx::DType::float32 || t == nx::DType::float64; }
-
-x86::Mem home(const Code& code, std::int32_t reg) {
-  const std::int32_t at = reg * std::int32_t(sizeof(Scalar));
-  switch (nx::size_of(code.scalar_types[std::size_t(reg)])) {
-    case 1: return x86::byte_ptr(x86::rbx, at);
-    case 2: return x86::word_ptr(x86::rbx, at);
-    case 4: return x86::dword_ptr(x86::rbx, at);
-    default: return x86::qword_ptr(x86::rbx, at);
-  }
-}
-
-namespace {
-bool is_double(const Code& code, std::int32_t reg) {
-  return code.scalar_types[std::size_t(reg)] == nx::DType::float64;
-}
-}  // namespace
-
-XmmCache::XmmCache(x86::Assembler& as, const Code& code)
-    : as_(as), code_(code), where_(code.scalars.size(), std::int8_t(-1)) {}
+XmmCache::XmmCache(x86::Assembler& as, const Frames& frames)
+    : as_(as), frames_(frames), where_(std::size_t(frames.size()), std::int8_t(-1)) {}
 
 int XmmCache::allocate(std::uint32_t keep) {
   int chosen = -1;
@@ -39,8 +21,8 @@ int XmmCache::allocate(std::uint32_t keep) {
 int XmmCache::load(std::int32_t reg, std::int32_t next, std::uint32_t keep) {
   if (const int x = find(reg); x >= 0) return x;
   const int x = allocate(keep);
-  if (is_double(code_, reg)) as_.movsd(x86::xmm(std::uint32_t(x)), home(code_, reg));
-  else as_.movss(x86::xmm(std::uint32_t(x)), home(code_, reg));
+  if (frames_.is_double(reg)) as_.movsd(x86::xmm(std::uint32_t(x)), frames_.home(reg));
+  else as_.movss(x86::xmm(std::uint32_t(x)), frames_.home(reg));
   entries_[std::size_t(x)] = {reg, next, false};
   where_[std::size_t(reg)] = std::int8_t(x);
   return x;
@@ -73,8 +55,8 @@ void XmmCache::define(int xmm, std::int32_t reg, std::int32_t next) {
 void XmmCache::store(std::int32_t reg) {
   const int x = find(reg);
   if (x < 0 || !entries_[std::size_t(x)].changed) return;
-  if (is_double(code_, reg)) as_.movsd(home(code_, reg), x86::xmm(std::uint32_t(x)));
-  else as_.movss(home(code_, reg), x86::xmm(std::uint32_t(x)));
+  if (frames_.is_double(reg)) as_.movsd(frames_.home(reg), x86::xmm(std::uint32_t(x)));
+  else as_.movss(frames_.home(reg), x86::xmm(std::uint32_t(x)));
   entries_[std::size_t(x)].changed = false;
 }
 

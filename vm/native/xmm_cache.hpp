@@ -1,8 +1,7 @@
-// The float32 and float64 values of a step held in xmm registers while one
-// trip of its loop is emitted. Every scalar register has a home, its slot in
-// the frame (rbx points at the frame's scalars); a value is either cached in
-// an xmm register (changed since it was last written home, or not) or at
-// home. Straight-line code and the next read of every value known, so a
+// The float32 and float64 values of a unit held in xmm registers while one
+// trip of its loop is emitted. Every value has a home, its frame slot
+// (frames.hpp); it is either cached in an xmm register (changed since it
+// was last written home, or not) or at home. Straight-line code and the next read of every value known, so a
 // full cache evicts the value read furthest ahead (Belady's choice), and a
 // value written home is one still read later.
 #pragma once
@@ -14,28 +13,24 @@
 
 #include <asmjit/x86.h>
 
-#include "vm/code.hpp"
+#include "vm/native/frames.hpp"
 
 namespace rune::vm::native {
 
 // The position of a read no later instruction makes: the value is dead.
 inline constexpr std::int32_t never = std::numeric_limits<std::int32_t>::max();
 
-// A value's home (its frame slot) and its width.
-asmjit::x86::Mem home(const Code& code, std::int32_t reg);
-bool is_float(nx::DType t);
-
 class XmmCache {
  public:
   // xmm0 .. xmm14 hold values; xmm15 is the emitter's scratch.
   static constexpr int count = 15;
   struct Entry {
-    std::int32_t reg = -1;      // the scalar register whose value it holds; -1: free
+    std::int32_t reg = -1;      // the value (its key) it holds; -1: free
     std::int32_t next = never;  // the position of its next read
     bool changed = false;       // its home is stale
   };
 
-  XmmCache(asmjit::x86::Assembler& as, const Code& code);
+  XmmCache(asmjit::x86::Assembler& as, const Frames& frames);
 
   // The xmm register caching reg's value, or -1.
   int find(std::int32_t reg) const { return where_[std::size_t(reg)]; }
@@ -63,9 +58,9 @@ class XmmCache {
  private:
   void evict(int xmm);
   asmjit::x86::Assembler& as_;
-  const Code& code_;
+  const Frames& frames_;
   std::array<Entry, count> entries_{};
-  std::vector<std::int8_t> where_;  // per scalar register: its xmm register or -1
+  std::vector<std::int8_t> where_;  // per value: its xmm register or -1
 };
 
 inline std::uint32_t bit(int xmm) { return xmm < 0 ? 0u : 1u << xmm; }

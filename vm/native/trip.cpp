@@ -1,0 +1,303 @@
+#include "vm/native/trip.hpp"
+
+#include <algorithm>
+
+#include "vm/listing.hpp"
+#include "vm/operands.hpp"
+
+namespace rune::vm::native {
+
+namespace x86 = asmjit::x86;
+
+x86::Gp gp(std::uint32_t id, std::size_t size) {
+  switch (size) {
+    case 1: return x86::gpb_lo(id);
+    case 2: return x86::gpw(id);
+    case 4: return x86::gpd(id);
+    default: return x86::gpq(id);
+  }
+}
+
+const char* code_refusal(const Code& code, std::span<const Location> invariant, const Instruction*& culprit) {
+  culprit = nullptr;
+  if (!code.tensors.empty()) return "its step holds tensors";
+  const auto is_invariant = [&](std::int32_t reg) {
+    const auto is_reg = [&](Location l) { return l.index == reg; };
+    return std::ranges::any_of(code.constants, is_reg) || std::ranges::any_of(invariant, is_reg);
+  };
+  for (const Instruction& in : code.instructions) {
+    culprit = &in;
+    if (info(in.op).tier == Tier::vm) return "its step runs an instruction that stays on the VM";
+    for (Location w : writes(code, in))
+      if (is_invariant(w.index)) return "its step writes the register of a constant";
+  }
+  culprit = nullptr;
+  return nullptr;
+}
+
+void add_instructions(const Frames& frames, int space, std::vector<Event>& events) {
+  const Code& code = frames.code(space);
+  for (const Instruction& in : code.instructions) {
+    Event e{&in, space, {}, {}};
+    for (Location l : reads(code, in)) e.reads.push_back(frames.key(space, l.index));
+    for (Location l : writes(code, in)) e.writes.push_back(frames.key(space, l.index));
+    events.push_back(std::move(e));
+  }
+}
+
+// A backward pass gives every read the position of the next read of its
+// value, and every write its value's first read (an event reads before it
+// writes).
+Trip::Trip(x86::Assembler& as, const Frames& frames, std::vector<Event> events, bool comments)
+    : as_(as), frames_(frames), events_(std::move(events)), comments_(comments), cache_(as, frames) {
+  std::vector<std::int32_t> next(std::size_t(frames.size()), never);
+  after_.resize(events_.size());
+  written_.resize(events_.size());
+  for (std::size_t e = events_.size(); e-- > 0;) {
+    const Event& ev = events_[e];
+    for (std::int32_t w : ev.writes) {
+      written_[e].push_back(next[std::size_t(w)]);
+      next[std::size_t(w)] = never;
+    }
+    for (std::int32_t r : ev.reads) after_[e].push_back(next[std::size_t(r)]);
+    for (std::int32_t r : ev.reads) next[std::size_t(r)] = std::int32_t(e);
+  }
+  first_ = std::move(next);
+}
+
+void Trip::instruction(std::size_t e) {
+  const Instruction& in = *events_[e].in;
+  if (comments_) as_.comment(("; " + instruction_text(frames_.code(events_[e].space), in)).c_str());
+  switch (info(in.op).tier) {
+    case Tier::emit: return arithmetic(e, in);
+    case Tier::call:
+      if (!inline_call(e, in)) call_out(e, in);
+      return;
+    case Tier::vm: break;  // (refused before emitting)
+  }
+}
+
+// dst = a op b (or -a), float32 or float64, in xmm registers: dst takes
+// a's register when a dies here. The operands keep their order (the VM's
+// `s[a] + s[b]` is `addsd a, b`: the same NaN).
+void Trip::arithmetic(std::size_t e, const Instruction& in) {
+  const bool negation = in.op == Op::neg_f64 || in.op == Op::neg_f32;
+  const std::int32_t a = key(e, in.a), b = negation ? -1 : key(e, in.b), dst = key(e, in.dst);
+  const std::int32_t a_next = after(e, 0), b_next = negation ? never : after(e, 1);
+  const int xb_cached = negation ? -1 : cache_.find(b);
+  const int xa = cache_.load(a, a_next, bit(xb_cached));
+  const int xb = negation ? -1 : cache_.find(b);
+  const int xd = a_next == never ? xa : cache_.allocate(bit(xa) | bit(xb));
+  const x86::Xmm d = x86::xmm(std::uint32_t(xd));
+  if (xd != xa) as_.movaps(d, x86::xmm(std::uint32_t(xa)));
+  if (negation) {
+    flip_sign(d, in.op == Op::neg_f64);
+  } else {
+    const x86::Xmm r = x86::xmm(std::uint32_t(xb < 0 ? 0 : xb));
+    const x86::Mem m = frames_.home(b);
+    switch (in.op) {
+      case Op::add_f64: xb < 0 ? as_.addsd(d, m) : as_.addsd(d, r); break;
+      case Op::sub_f64: xb < 0 ? as_.subsd(d, m) : as_.subsd(d, r); break;
+      case Op::mul_f64: xb < 0 ? as_.mulsd(d, m) : as_.mulsd(d, r); break;
+      case Op::div_f64: xb < 0 ? as_.divsd(d, m) : as_.divsd(d, r); break;
+      case Op::add_f32: xb < 0 ? as_.addss(d, m) : as_.addss(d, r); break;
+      case Op::sub_f32: xb < 0 ? as_.subss(d, m) : as_.subss(d, r); break;
+      case Op::mul_f32: xb < 0 ? as_.mulss(d, m) : as_.mulss(d, r); break;
+      case Op::div_f32: xb < 0 ? as_.divss(d, m) : as_.divss(d, r); break;
+      default: break;
+    }
+  }
+  if (xd != xa) cache_.read(a, a_next);
+  if (!negation && (b != a || xd != xa)) cache_.read(b, b_next);
+  cache_.define(xd, dst, written(e, 0));
+}
+
+void Trip::flip_sign(const x86::Xmm& d, bool doubles) {
+  const x86::Xmm mask = x86::xmm15;
+  if (doubles) {
+    as_.mov(x86::rax, asmjit::imm(std::uint64_t(1) << 63));
+    as_.movq(mask, x86::rax);
+    as_.xorpd(d, mask);
+  } else {
+    as_.mov(x86::eax, asmjit::imm(std::uint32_t(1) << 31));
+    as_.movd(mask, x86::eax);
+    as_.xorps(d, mask);
+  }
+}
+
+// What the row loop would compute, emitted inline where its bits are an
+// SSE2 instruction's: comparisons, a select and a conversion between
+// float32 and float64. False: call out.
+bool Trip::inline_call(std::size_t e, const Instruction& in) {
+  using nx::ops::Prim;
+  switch (in.op) {
+    case Op::binary: {
+      const Prim p = in.prim;
+      if (!is_float(in.dtype) || (p != Prim::less && p != Prim::less_equal && p != Prim::greater &&
+                                  p != Prim::greater_equal && p != Prim::equal && p != Prim::not_equal))
+        return false;
+      const std::int32_t a = key(e, in.a), b = key(e, in.b);
+      const int xa = cache_.load(a, after(e, 0), bit(cache_.find(b)));
+      const int xb = cache_.load(b, after(e, 1), bit(xa));
+      const x86::Xmm l = x86::xmm(std::uint32_t(xa)), r = x86::xmm(std::uint32_t(xb));
+      const bool doubles = in.dtype == nx::DType::float64;
+      const auto compare = [&](const x86::Xmm& u, const x86::Xmm& v) { doubles ? as_.ucomisd(u, v) : as_.ucomiss(u, v); };
+      // (unordered operands set ZF, PF and CF: only not_equal is true)
+      const x86::Mem out = frames_.home(key(e, in.dst));
+      switch (p) {
+        case Prim::less: compare(r, l), as_.seta(out); break;
+        case Prim::less_equal: compare(r, l), as_.setae(out); break;
+        case Prim::greater: compare(l, r), as_.seta(out); break;
+        case Prim::greater_equal: compare(l, r), as_.setae(out); break;
+        case Prim::equal:
+          compare(l, r);
+          as_.sete(x86::al);
+          as_.setnp(x86::dl);
+          as_.and_(x86::al, x86::dl);
+          as_.mov(out, x86::al);
+          break;
+        default:  // not_equal
+          compare(l, r);
+          as_.setne(x86::al);
+          as_.setp(x86::dl);
+          as_.or_(x86::al, x86::dl);
+          as_.mov(out, x86::al);
+          break;
+      }
+      cache_.read(a, after(e, 0));
+      if (b != a) cache_.read(b, after(e, 1));
+      return true;
+    }
+    case Op::select: {
+      const std::int32_t cond = key(e, in.a), a = key(e, in.b), b = key(e, in.c);
+      if (!is_float(in.dtype) || frames_.type(cond) != nx::DType::bool_) return false;
+      const int xa = cache_.load(a, after(e, 1), bit(cache_.find(b)));
+      const int xb = cache_.load(b, after(e, 2), bit(xa));
+      const int xd = cache_.allocate(bit(xa) | bit(xb));
+      const x86::Xmm d = x86::xmm(std::uint32_t(xd));
+      const asmjit::Label chosen = as_.newLabel();
+      as_.movaps(d, x86::xmm(std::uint32_t(xb)));
+      as_.cmp(frames_.home(cond), 0);  // (any nonzero byte is true, as the row loop reads it)
+      as_.je(chosen);
+      as_.movaps(d, x86::xmm(std::uint32_t(xa)));
+      as_.bind(chosen);
+      cache_.read(a, after(e, 1));
+      if (b != a) cache_.read(b, after(e, 2));
+      cache_.define(xd, key(e, in.dst), written(e, 0));
+      return true;
+    }
+    case Op::convert: {
+      const std::int32_t a = key(e, in.a), dst = key(e, in.dst);
+      if (!is_float(in.dtype) || !is_float(frames_.type(dst)) || in.dtype == frames_.type(dst)) return false;
+      const int xa = cache_.load(a, after(e, 0), 0);
+      const int xd = cache_.allocate(bit(xa));
+      const x86::Xmm d = x86::xmm(std::uint32_t(xd)), s = x86::xmm(std::uint32_t(xa));
+      as_.xorps(d, d);  // (the conversion writes the low element alone: no wait on d's past)
+      if (in.dtype == nx::DType::float64) as_.cvtsd2ss(d, s);
+      else as_.cvtss2sd(d, s);
+      cache_.read(a, after(e, 0));
+      cache_.define(xd, dst, written(e, 0));
+      return true;
+    }
+    default: return false;
+  }
+}
+
+// The row loop on one element, its operands and result at home; the callee
+// owns every xmm register, so the values read later go home first.
+void Trip::call_out(std::size_t e, const Instruction& in) {
+  const Event& ev = events_[e];
+  for (std::int32_t r : ev.reads) cache_.store(r);
+  for (std::size_t k = 0; k < ev.reads.size(); ++k) cache_.read(ev.reads[k], after(e, k));
+  cache_.flush();
+  const auto at = [&](std::int32_t reg) { return frames_.slot(key(e, reg)); };
+  as_.mov(x86::edi, 1);
+  as_.lea(x86::rsi, at(in.a));
+  as_.xor_(x86::edx, x86::edx);
+  const void* target = nullptr;
+  switch (in.op) {
+    case Op::unary:
+    case Op::convert:
+      as_.lea(x86::rcx, at(in.dst));
+      target = reinterpret_cast<const void*>(in.row.unary);
+      break;
+    case Op::binary:
+      as_.lea(x86::rcx, at(in.b));
+      as_.xor_(x86::r8d, x86::r8d);
+      as_.lea(x86::r9, at(in.dst));
+      target = reinterpret_cast<const void*>(in.row.binary);
+      break;
+    default:  // select: (1, cond, 0, a, 0, b, 0, out), the last two on the stack
+      as_.lea(x86::rcx, at(in.b));
+      as_.xor_(x86::r8d, x86::r8d);
+      as_.lea(x86::r9, at(in.c));
+      as_.mov(x86::qword_ptr(x86::rsp), 0);
+      as_.lea(x86::rax, at(in.dst));
+      as_.mov(x86::qword_ptr(x86::rsp, 8), x86::rax);
+      target = reinterpret_cast<const void*>(in.row.select);
+      break;
+  }
+  if (comments_) as_.comment(("; the row loop of " + std::string(nx::ops::info(in.prim).name)).c_str());
+  as_.mov(x86::rax, asmjit::imm(target));
+  as_.call(x86::rax);
+}
+
+Place Trip::place(std::int32_t key) const {
+  const int x = cache_.find(key);
+  return x >= 0 ? Place{Place::xmm, x} : Place{Place::home, key};
+}
+
+void Trip::copy(const x86::Mem& to, const x86::Mem& from, std::size_t size) {
+  const x86::Gp via = gp(x86::Gp::kIdAx, size);
+  as_.mov(via, from);
+  as_.mov(to, via);
+}
+
+// Moves whose target no other move still reads go first; a cycle is broken
+// through the scratch register.
+void Trip::move_all(std::vector<Move> moves) {
+  std::erase_if(moves, [](const Move& m) { return m.from == m.to; });
+  while (!moves.empty()) {
+    bool moved = false;
+    for (std::size_t k = 0; k < moves.size();) {
+      if (std::ranges::any_of(moves, [&](const Move& m) { return m.from == moves[k].to; })) {
+        ++k;
+        continue;
+      }
+      move(moves[k]);
+      moves.erase(moves.begin() + std::ptrdiff_t(k));
+      moved = true;
+    }
+    if (moved) continue;
+    const Place cycle = moves.front().from, scratch{Place::scratch, 0};
+    move({cycle, scratch, moves.front().key});
+    for (Move& m : moves)
+      if (m.from == cycle) m.from = scratch;
+  }
+}
+
+void Trip::move(const Move& m) {
+  const nx::DType type = frames_.type(m.key);
+  const std::size_t size = nx::size_of(type);
+  const auto memory = [&](const Place& p) {
+    x86::Mem at = frames_.slot(p.index);
+    at.setSize(std::uint32_t(size));
+    return at;
+  };
+  if (!is_float(type)) {  // (never cached: at home, or in rdx)
+    const x86::Gp rdx = gp(x86::Gp::kIdDx, size);
+    if (m.from.kind == Place::scratch) as_.mov(memory(m.to), rdx);
+    else if (m.to.kind == Place::scratch) as_.mov(rdx, memory(m.from));
+    else copy(memory(m.to), memory(m.from), size);
+    return;
+  }
+  const auto xmm = [](const Place& p) { return p.kind == Place::scratch ? x86::xmm15 : x86::xmm(std::uint32_t(p.index)); };
+  const bool from_register = m.from.kind != Place::home, to_register = m.to.kind != Place::home;
+  const bool doubles = type == nx::DType::float64;
+  if (from_register && to_register) as_.movaps(xmm(m.to), xmm(m.from));
+  else if (to_register) doubles ? as_.movsd(xmm(m.to), memory(m.from)) : as_.movss(xmm(m.to), memory(m.from));
+  else if (from_register) doubles ? as_.movsd(memory(m.to), xmm(m.from)) : as_.movss(memory(m.to), xmm(m.from));
+  else copy(memory(m.to), memory(m.from), size);
+}
+
+}  // namespace rune::vm::native

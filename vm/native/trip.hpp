@@ -1,0 +1,103 @@
+// One trip of a promoted loop, emitted: the instructions of the unit's
+// codes in order, and the points where the loop itself reads values (the
+// boundary between an iterate's until and step, the end of a trip), with
+// the next read of every value known beforehand, so values stay in xmm
+// registers while they are read again (xmm_cache.hpp). The loop's skeleton
+// (scan_loop.cpp, iterate_loop.cpp) says where each event goes.
+//
+// Inline: float32/float64 + - * / and negation (a sign flip), comparisons,
+// selects and conversions between the two, as the VM computes them (SSE2
+// scalar instructions, never an FMA: its bits). Every other scalar
+// instruction calls the row loop the VM calls (`Instruction::row`, one
+// element), its operands at home.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include <asmjit/x86.h>
+
+#include "vm/native/frames.hpp"
+#include "vm/native/xmm_cache.hpp"
+
+namespace rune::vm::native {
+
+struct Event {
+  // An instruction of the code of `space`, or (null) a point where the loop
+  // reads `reads` and writes `writes`.
+  const Instruction* in = nullptr;
+  int space = -1;
+  std::vector<std::int32_t> reads, writes;  // keys (Frames)
+};
+
+// Why the tier leaves a unit's code on the VM, or null: it holds tensors,
+// runs an instruction the opcode table keeps on the VM, or writes a
+// register every trip reads as the loop left it (a constant, or one of the
+// `invariant` parameters); `culprit`: the instruction at fault. It
+// allocates nothing (a steady state of calls of a refused unit stays free
+// of allocations).
+const char* code_refusal(const Code& code, std::span<const Location> invariant, const Instruction*& culprit);
+
+// The instructions of a code as events.
+void add_instructions(const Frames& frames, int space, std::vector<Event>& events);
+
+// A value's place when the loop moves it: an xmm register, its home, or
+// the scratch register of a parallel move (xmm15, or rdx for other types).
+struct Place {
+  enum Kind : std::uint8_t { xmm, home, scratch } kind;
+  std::int32_t index;  // xmm: the register; home: the key
+  bool operator==(const Place&) const = default;
+};
+
+class Trip {
+ public:
+  Trip(asmjit::x86::Assembler& as, const Frames& frames, std::vector<Event> events, bool comments);
+
+  XmmCache& cache() { return cache_; }
+  const Frames& frames() const { return frames_; }
+  const Event& event(std::size_t e) const { return events_[e]; }
+  std::size_t size() const { return events_.size(); }
+  // The position of the next read of event e's k-th read after it, of the
+  // value its w-th write writes, and of a value's first read in a trip
+  // (never: none).
+  std::int32_t after(std::size_t e, std::size_t k) const { return after_[e][k]; }
+  std::int32_t written(std::size_t e, std::size_t w) const { return written_[e][w]; }
+  std::int32_t first(std::int32_t key) const { return first_[std::size_t(key)]; }
+
+  // Emits event e, an instruction.
+  void instruction(std::size_t e);
+  // Where a value is now.
+  Place place(std::int32_t key) const;
+  // Moves values all at once (a target may be another move's source): the
+  // types are the targets'.
+  struct Move {
+    Place from, to;
+    std::int32_t key;  // the target's value (its type)
+  };
+  void move_all(std::vector<Move> moves);
+  // Copies an element of `size` bytes from memory to memory through rax.
+  void copy(const asmjit::x86::Mem& to, const asmjit::x86::Mem& from, std::size_t size);
+
+ private:
+  void arithmetic(std::size_t e, const Instruction& in);
+  bool inline_call(std::size_t e, const Instruction& in);
+  void call_out(std::size_t e, const Instruction& in);
+  void move(const Move& m);
+  void flip_sign(const asmjit::x86::Xmm& d, bool doubles);
+  std::int32_t key(std::size_t e, std::int32_t reg) const { return frames_.key(events_[e].space, reg); }
+
+  asmjit::x86::Assembler& as_;
+  const Frames& frames_;
+  std::vector<Event> events_;
+  bool comments_;
+  std::vector<std::vector<std::int32_t>> after_, written_;
+  std::vector<std::int32_t> first_;
+  XmmCache cache_;
+};
+
+// A general register of `size` bytes (1, 2, 4, 8) of the given id.
+asmjit::x86::Gp gp(std::uint32_t id, std::size_t size);
+
+}  // namespace rune::vm::native
