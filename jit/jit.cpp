@@ -17,9 +17,13 @@
 
 namespace rune::detail {
 
-std::shared_ptr<const vm::Code> compile(std::shared_ptr<const ir::Program> traced, std::int64_t scalar_elements) {
+std::shared_ptr<const vm::Code> compile(std::shared_ptr<const ir::Program> traced, std::int64_t scalar_elements,
+                                        std::int64_t native_after) {
   auto simplified = std::make_shared<const ir::Program>(ir::simplify(*traced));
-  return vm::compile(std::make_shared<const ir::Program>(ir::simplify_loops(*simplified, scalar_elements)), simplified);
+  std::shared_ptr<const vm::Code> code =
+      vm::compile(std::make_shared<const ir::Program>(ir::simplify_loops(*simplified, scalar_elements)), simplified);
+  vm::native::promote_after(*code, native_after);
+  return code;
 }
 
 Values execute(const vm::Code& code, std::span<const nx::Tensor> args, std::span<const nx::Tensor> captures) {

@@ -8,7 +8,10 @@
 
 #include <bit>
 #include <cmath>
+#include <cstdlib>
+#include <iostream>
 #include <limits>
+#include <sstream>
 #include <random>
 #include <tuple>
 #include <vector>
@@ -353,4 +356,32 @@ TEST_CASE("a promoted iterate that runs past its most steps raises the VM's erro
   }
   CHECK(first.find("rune::iterate") == 0);
   CHECK(iterate_promoted(*code) == (native::mode() != Mode::off && native::built()));
+}
+
+// RUNE_JIT_DEBUG's report of the promotions in calls of f (on stderr).
+template <class F> std::string promotions(F call) {
+  setenv("RUNE_JIT_DEBUG", "1", 1);
+  std::ostringstream caught;
+  std::streambuf* was = std::cerr.rdbuf(caught.rdbuf());
+  call();
+  std::cerr.rdbuf(was);
+  unsetenv("RUNE_JIT_DEBUG");
+  return caught.str();
+}
+
+TEST_CASE("rune::JitOptions::native_after sets the rows after which a function's scans are promoted") {
+  if (native::mode() != Mode::on || !native::built()) return;  // (RUNE_NATIVE=off or eager overrides it)
+  auto decay = [](const Tensor& x) {
+    return rune::scan([](const Tensor& c) { return std::pair{c * 0.5 + 1., std::tuple<>{}}; }, x, 10).first;
+  };
+  const Tensor x = f64(3.);
+  auto at_once = rune::jit(decay, {.native_after = 0});
+  CHECK(promotions([&] { (void)at_once(x); }).find("promoted after 10 rows") != std::string::npos);
+  auto never_promoted = rune::jit(decay, {.native_after = -1});
+  CHECK(promotions([&] { for (int k = 0; k < 200; ++k) (void)never_promoted(x); }).empty());
+  auto after_30 = rune::jit(decay, {.native_after = 30});
+  CHECK(promotions([&] { (void)after_30(x), (void)after_30(x); }).empty());
+  CHECK(promotions([&] { (void)after_30(x); }).find("promoted after 30 rows") != std::string::npos);
+  CHECK(test::same_bits(at_once(x), decay(x)));
+  CHECK(test::same_bits(after_30(x), decay(x)));
 }

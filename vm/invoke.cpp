@@ -53,7 +53,7 @@ void run_iterate(const Invoke& it, Frame& f) {
   };
   const auto promoted = tracing_instructions() ? nullptr
                                                : reinterpret_cast<native::IterateLoop>(it.native->loop(
-                                                     0, native::emit_iterate, &it, "an iterate"));
+                                                     0, native::emit_iterate, &it, "an iterate", "trips"));
   if (promoted) {
     if (promoted(u.scalars.data(), s.scalars.data(), info.max) != 0) still_running();
   } else {

@@ -225,10 +225,12 @@ void native_unit(const std::string& name, const native::Unit& unit, const char* 
     out += name + ": stays on the VM: " + why + (culprit ? " (" + instruction_text(code, *culprit) + ")" : "") + "\n";
     return;
   }
-  out += name + (unit.promoted() ? ": promoted to machine code:\n"
-                                 : ": on the VM until it has run " + std::to_string(native::promoted_rows) + " " + work +
-                                       " (" + std::to_string(unit.work()) + " so far); its machine code will be:\n") +
-         indented(assembly, "  ");
+  const std::string state =
+      unit.promoted()   ? "promoted to machine code"
+      : unit.after() < 0 ? "on the VM (its function's native_after is negative); its machine code would be"
+                         : "on the VM until it has run " + std::to_string(unit.after()) + " " + work + " (" +
+                               std::to_string(unit.work()) + " so far); its machine code will be";
+  out += name + ": " + state + ":\n" + indented(assembly, "  ");
 }
 
 // The scans and iterates of a code and of its sub-codes, each named by

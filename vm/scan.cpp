@@ -140,7 +140,7 @@ void run_scan(const ScanOp& scan, Frame& f) {
   const Plan p = plan(scan, f);
   const auto promoted = tracing_instructions() ? nullptr
                                                : reinterpret_cast<native::ScanLoop>(scan.native->loop(
-                                                     scan.info.length, native::emit_scan, &scan, "a scan step"));
+                                                     scan.info.length, native::emit_scan, &scan, "a scan step", "rows"));
   if (promoted) {
     const Words words = words_of(p);
     promoted(sub.scalars.data(), words.data(), scan.info.length);

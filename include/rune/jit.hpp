@@ -57,6 +57,12 @@ struct JitOptions {
   // tensors as scalars"): a float64 [3] state then runs as three scalars.
   // 0: none; at most 64.
   std::int64_t scalar_elements = 8;
+  // The rows (of a scan) or trips (of an iterate) of scalar steps after
+  // which the loop runs as machine code (docs/vm.md, "Machine code"),
+  // counted over the calls: 0 promotes at the first call, a negative
+  // number never (the VM alone). RUNE_NATIVE=off or eager overrides it; a
+  // build without the machine-code tier ignores it.
+  std::int64_t native_after = 1000;
 };
 
 template <class F> class Compiled {
@@ -324,7 +330,8 @@ template <class F> class Compiled {
     std::tuple<decltype(stand_in(args))...> traced{stand_in(args)...};
     auto result = std::make_shared<R>(std::apply(f_, traced));
     auto exe = std::make_shared<detail::Executable>();
-    exe->code = detail::compile(staging.finish(result_leaves("rune::jit", *result)), state_->options.scalar_elements);
+    exe->code = detail::compile(staging.finish(result_leaves("rune::jit", *result)), state_->options.scalar_elements,
+                                state_->options.native_after);
     exe->result_like = result;
     *captures = staging.captures();
     std::lock_guard lock(state_->mutex);

@@ -11,6 +11,7 @@
 #include <string>
 
 namespace rune::vm {
+struct Code;
 struct Instruction;
 struct Invoke;
 struct ScanOp;
@@ -58,21 +59,31 @@ class Unit {
   // The loop to run `what` with, its work counted first (a scan's rows, 0
   // for an iterate, whose trips are counted as they run: ran); emitted now
   // when the work passes the threshold, or null: interpret.
-  const void* loop(std::int64_t work, Emit emit, const void* what, const char* kind) {
+  // (`kind`, `unit_of_work`: the report's words, "a scan step", "rows")
+  const void* loop(std::int64_t work, Emit emit, const void* what, const char* kind, const char* unit_of_work) {
     if (const void* done = loop_.load(std::memory_order_acquire)) return done;
-    return promote(work, emit, what, kind);
+    return promote(work, emit, what, kind, unit_of_work);
   }
   void ran(std::int64_t work) { work_.fetch_add(work, std::memory_order_relaxed); }
+  // Promotes after `work` (0: at once, negative: never) instead of
+  // promoted_rows; set before the unit runs.
+  void promote_after(std::int64_t work) { after_ = work; }
+  std::int64_t after() const { return after_; }
   bool promoted() const { return loop_.load(std::memory_order_acquire) != nullptr; }
   std::int64_t work() const { return work_.load(std::memory_order_relaxed); }
 
  private:
   enum State : std::uint8_t { idle, emitting, emitted, refused };
-  const void* promote(std::int64_t work, Emit emit, const void* what, const char* kind);
+  const void* promote(std::int64_t work, Emit emit, const void* what, const char* kind, const char* unit_of_work);
   std::atomic<const void*> loop_{nullptr};
   std::atomic<std::int64_t> work_{0};
   std::atomic<std::uint8_t> state_{idle};
+  std::int64_t after_ = promoted_rows;
 };
+
+// Every unit of a code and of its sub-codes promotes after `work`
+// (rune::JitOptions::native_after).
+void promote_after(const Code& code, std::int64_t work);
 
 // A scan's and an iterate's loops (scan_loop.cpp, iterate_loop.cpp, or
 // unbuilt.cpp in a build without the tier): why the tier leaves one on the

@@ -40,11 +40,11 @@ Unit::~Unit() {
   if (const void* done = loop_.load(std::memory_order_acquire)) release(done);
 }
 
-const void* Unit::promote(std::int64_t work, Emit emit, const void* what, const char* kind) {
+const void* Unit::promote(std::int64_t work, Emit emit, const void* what, const char* kind, const char* unit_of_work) {
   const Mode m = mode();
   if (m == Mode::off || state_.load(std::memory_order_relaxed) != idle) return nullptr;
   const std::int64_t done = work_.fetch_add(work, std::memory_order_relaxed) + work;
-  if (m == Mode::on && done < promoted_rows) return nullptr;
+  if (m == Mode::on && (after_ < 0 || done < after_)) return nullptr;
   std::uint8_t expected = idle;
   if (!state_.compare_exchange_strong(expected, emitting, std::memory_order_acq_rel)) return nullptr;
   const auto start = std::chrono::steady_clock::now();
@@ -54,7 +54,7 @@ const void* Unit::promote(std::int64_t work, Emit emit, const void* what, const 
   if (reporting()) {
     const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
     if (emitted_loop)
-      std::cerr << "rune native: " << kind << " promoted after " << done << (kind[0] == 's' ? " rows" : " trips")
+      std::cerr << "rune native: " << kind << " promoted after " << done << ' ' << unit_of_work
                 << " (emitted in " << us << " us)\n";
     else
       std::cerr << "rune native: " << kind << " stays on the VM: " << why
@@ -67,6 +67,17 @@ const void* Unit::promote(std::int64_t work, Emit emit, const void* what, const 
   loop_.store(emitted_loop, std::memory_order_release);
   state_.store(emitted, std::memory_order_release);
   return emitted_loop;
+}
+
+void promote_after(const Code& code, std::int64_t work) {
+  for (const ScanOp& scan : code.scans) {
+    scan.native->promote_after(work);
+    promote_after(*scan.step, work);
+  }
+  for (const Invoke& invoke : code.invokes) {
+    invoke.native->promote_after(work);
+    for (const auto& sub : invoke.codes) promote_after(*sub, work);
+  }
 }
 
 }  // namespace rune::vm::native

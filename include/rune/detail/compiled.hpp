@@ -61,8 +61,10 @@ struct Executable {
 };
 
 // The compiled form of a traced program: the passes (values of up to
-// `scalar_elements` elements split into scalars), then the bytecode.
-std::shared_ptr<const vm::Code> compile(std::shared_ptr<const ir::Program> traced, std::int64_t scalar_elements);
+// `scalar_elements` elements split into scalars), then the bytecode, whose
+// loops are promoted to machine code after `native_after` rows or trips.
+std::shared_ptr<const vm::Code> compile(std::shared_ptr<const ir::Program> traced, std::int64_t scalar_elements,
+                                        std::int64_t native_after);
 // A call's result leaves: a few of them without allocating.
 using Values = boost::container::small_vector<nx::Tensor, 4>;
 // Runs compiled code on the argument leaves: donated storage is taken when
