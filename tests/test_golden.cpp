@@ -1,7 +1,8 @@
 // Golden program texts: traces of small functions, before and after the
 // passes, compared with tests/golden/*.txt, and read back by the parser;
-// their bytecode listings (*.bytecode.txt), and their results on the VM
-// against the reference interpreter's, bit for bit.
+// their bytecode listings (*.bytecode.txt) and the machine code of their
+// loops (*.native.txt), and their results on the VM against the reference
+// interpreter's, bit for bit.
 // RUNE_UPDATE_GOLDEN=1 rewrites the files from what the code prints now.
 #include <cstdlib>
 #include <fstream>
@@ -98,6 +99,16 @@ std::vector<Example> examples() {
              },
              nx::ones(nx::float64, {3, 2}), nx::ones(nx::float64, {2}));
        }},
+      {"newton_iterate",
+       [] {
+         return rune::program(
+             [](const Tensor& a) {
+               auto until = [a](const Tensor& x) { return nx::less(nx::abs(x * x - a), 1e-12); };
+               auto step = [a](const Tensor& x) { return x - (x * x - a) / (2. * x); };
+               return rune::iterate(50, until, step, a);
+             },
+             nx::scalar(nx::float64, 2.));
+       }},
   };
 }
 
@@ -146,6 +157,16 @@ TEST_CASE("a simplified program computes what the traced one does") {
     std::vector<Tensor> a = rune::run(p, args), b = rune::run(s, args);
     REQUIRE(a.size() == b.size());
     for (std::size_t i = 0; i < a.size(); ++i) CHECK(nx::to_string(a[i]) == nx::to_string(b[i]));
+  }
+}
+
+TEST_CASE("golden programs' loops of scalars compile to their golden machine code") {
+  // (a build without the tier has no machine code to list; RUNE_NATIVE=off says so first)
+  if (!rune::vm::native::built() || rune::vm::native::mode() == rune::vm::native::Mode::off) return;
+  for (const Example& e : examples()) {
+    INFO(e.name);
+    auto simplified = std::make_shared<const rune::ir::Program>(rune::ir::simplify(e.trace().ir()));
+    golden(e.name + ".native", rune::vm::native_listing(*rune::vm::compile(simplified)));
   }
 }
 

@@ -198,7 +198,7 @@ std::string iterate_listing(const Invoke& it) {
   code.setLogger(&logger);
   x86::Assembler as(&code);
   IterateEmitter(as, it, true).loop();
-  return logger.data();
+  return readable(logger.data());
 }
 
 }  // namespace rune::vm::native

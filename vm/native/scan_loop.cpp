@@ -184,7 +184,7 @@ std::string scan_listing(const ScanOp& scan) {
   code.setLogger(&logger);
   x86::Assembler as(&code);
   ScanEmitter(as, scan, true).loop();
-  return logger.data();
+  return readable(logger.data());
 }
 
 }  // namespace rune::vm::native

@@ -15,6 +15,7 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include <asmjit/x86.h>
@@ -96,6 +97,11 @@ class Trip {
   std::vector<std::int32_t> first_;
   XmmCache cache_;
 };
+
+// An emitted loop's assembly as listings show it: the address a call-out
+// loads (which changes from run to run) written `<row loop>` (the comment
+// above names it).
+std::string readable(const std::string& assembly);
 
 // A general register of `size` bytes (1, 2, 4, 8) of the given id.
 asmjit::x86::Gp gp(std::uint32_t id, std::size_t size);
