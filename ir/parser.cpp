@@ -26,6 +26,7 @@ namespace {
 
 using nx::ops::Family;
 using nx::ops::info;
+using nx::ops::is_elementwise;
 
 struct Mark {
   int line, column;  // from 1
@@ -187,11 +188,6 @@ class Cursor {
     return in_quotes(text_.substr(pos_, n));
   }
 };
-
-bool is_elementwise(Prim p) {
-  Family f = info(p).family;
-  return f == Family::unary || f == Family::binary || f == Family::select || f == Family::convert;
-}
 
 // The list parameters, by their name in the text.
 constexpr std::pair<std::string_view, nx::Shape Params::*> list_params[] = {

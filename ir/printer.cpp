@@ -45,12 +45,6 @@ std::string params_text(const Params& p) {
   return s;
 }
 
-bool is_elementwise(Prim p) {
-  auto f = nx::ops::info(p).family;
-  using nx::ops::Family;
-  return f == Family::unary || f == Family::binary || f == Family::select || f == Family::convert;
-}
-
 // Numbers values in order of definition: parameters, then each equation's
 // outputs followed by its sub-programs' values.
 void number(const Program& p, ValueNumbers& numbers, int& next) {
@@ -75,7 +69,7 @@ void mark_declared(const Program& p, Typed& typed) {
   mine.assign(p.types.size(), false);
   for (const Equation& eq : p.equations) {
     for (int v : eq.outputs) mine[std::size_t(v)] = true;
-    if (eq.kind == OpKind::primitive && is_elementwise(eq.prim))
+    if (eq.kind == OpKind::primitive && nx::ops::is_elementwise(eq.prim))
       for (int v : eq.inputs) mine[std::size_t(v)] = true;
     for (const auto& sub : eq.programs) mark_declared(*sub, typed);
   }
@@ -167,7 +161,7 @@ class Printer {
     switch (eq.kind) {
       case OpKind::constant: return line(indent, head + constant_text(eq.constant));
       case OpKind::primitive:
-        if (is_elementwise(eq.prim)) return map(eq, p, head, indent);
+        if (nx::ops::is_elementwise(eq.prim)) return map(eq, p, head, indent);
         return line(indent, head + std::string(nx::ops::info(eq.prim).name) + "(" + names_of(eq.inputs) + ")" +
                                 params_text(eq.params));
       case OpKind::linear_call: return line(indent, head + "pullback(" + names_of(eq.inputs) + ")");

@@ -50,6 +50,14 @@ inline constexpr PrimInfo prim_infos[] = {
 };
 constexpr const PrimInfo& info(Prim p) { return prim_infos[int(p)]; }
 
+// Whether a primitive is elementwise: each element of its result computed
+// from its operands' elements at the same place (its family unary,
+// binary, select or convert).
+constexpr bool is_elementwise(Prim p) {
+  const Family f = info(p).family;
+  return f == Family::unary || f == Family::binary || f == Family::select || f == Family::convert;
+}
+
 constexpr std::uint8_t dtype_class(DType d) {
   return d == DType::bool_ ? B : is_unsigned(d) ? U : is_integer(d) ? S : is_floating(d) ? F : C;
 }

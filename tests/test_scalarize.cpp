@@ -79,12 +79,10 @@ bool check_case(const test::Case& c, bool any_nan = false) {
   bool splits = nx::numel(want.shape()) <= rune::ir::default_scalar_elements && want.ndim() > 0 &&
                 want.dtype() != nx::complex128;
   for (const Tensor& x : c.operands) splits = splits && nx::numel(x.shape()) <= rune::ir::default_scalar_elements;
-  const Family f = info(c.prim).family;
   const bool reduction = c.prim == Prim::reduce_sum || c.prim == Prim::reduce_prod || c.prim == Prim::reduce_max ||
                          c.prim == Prim::reduce_min;
   const bool float_row = want.dtype() == nx::float32 || want.dtype() == nx::float64;
-  splits = splits && (f == Family::unary || f == Family::binary || f == Family::select || f == Family::convert ||
-                      (reduction && float_row) || c.prim == Prim::reshape || c.prim == Prim::transpose ||
+  splits = splits && (nx::ops::is_elementwise(c.prim) || (reduction && float_row) || c.prim == Prim::reshape || c.prim == Prim::transpose ||
                       c.prim == Prim::slice || c.prim == Prim::concatenate || c.prim == Prim::flip);
   const bool scalars = scalars_only(compiled_loop(compiled.program(start)));
   if (splits) CHECK(scalars);

@@ -54,11 +54,7 @@ namespace kernels = nx::ops::kernels;
 
 Family family_of(const ir::Equation& eq) { return nx::ops::info(eq.prim).family; }
 
-bool elementwise(const ir::Equation& eq) {
-  if (eq.kind != ir::OpKind::primitive) return false;
-  const Family f = family_of(eq);
-  return f == Family::unary || f == Family::binary || f == Family::select || f == Family::convert;
-}
+bool elementwise(const ir::Equation& eq) { return eq.kind == ir::OpKind::primitive && nx::ops::is_elementwise(eq.prim); }
 
 // A binary step of two gathered operands that nothing else in the kernel
 // reads (`take(x, b) - take(x, a)`), whose primitive ops/indexing.hpp pairs

@@ -52,10 +52,7 @@ struct Invariant {
 };
 
 bool large_elementwise(const Program& sub, const Equation& eq) {
-  const nx::ops::Family f = nx::ops::info(eq.prim).family;
-  const bool elementwise = f == nx::ops::Family::unary || f == nx::ops::Family::binary ||
-                           f == nx::ops::Family::select || f == nx::ops::Family::convert;
-  return elementwise && nx::numel(sub.types[std::size_t(eq.outputs[0])].shape) > hoisted_elements;
+  return nx::ops::is_elementwise(eq.prim) && nx::numel(sub.types[std::size_t(eq.outputs[0])].shape) > hoisted_elements;
 }
 
 // An invariant elementwise value larger than hoisted_elements stays in the
