@@ -385,3 +385,27 @@ TEST_CASE("rune::JitOptions::native_after sets the rows after which a function's
   CHECK(test::same_bits(at_once(x), decay(x)));
   CHECK(test::same_bits(after_30(x), decay(x)));
 }
+
+TEST_CASE("integer arithmetic and comparisons, and boolean logic, inline give the row loops' bits") {
+  using Tensors = std::vector<Tensor>;
+  // counters of every word type, wrapping past their limits; their
+  // comparisons signed and unsigned; booleans combined
+  auto step = [](const Tensors& c, const Tensors& x) {
+    Tensors next{c[0] + 1, c[1] * 3 - nx::cast(c[0], nx::int64), c[2] + c[2], c[3] - 7, nx::logical_xor(c[4], nx::less(nx::cast(c[0], nx::int64), c[1])),
+                 nx::logical_or(nx::logical_and(c[5], nx::greater_equal(nx::cast(c[2], nx::uint64), c[3])),
+                                nx::equal(c[1], x[0]))};
+    const Tensor wide = nx::cast(c[2], nx::uint64);
+    Tensors ys{nx::less_equal(c[0], nx::scalar(nx::int32, 5.)), nx::not_equal(wide, c[3]), nx::greater(c[3], wide),
+               nx::less(c[1], x[0])};
+    return std::pair{next, ys};
+  };
+  const Tensors init{nx::scalar(nx::int32, 2147483000.), nx::scalar(nx::int64, -5.), nx::scalar(nx::uint32, 4294967000.),
+                     nx::scalar(nx::uint64, 3.), nx::scalar(nx::bool_, 1.), nx::scalar(nx::bool_, 0.)};
+  const Tensor xs = nx::cast(nx::linspace(nx::float64, -300., 300., rows), nx::int64);
+  const ScanCase c(step, init, Tensors{xs});
+  on_vm_then_native(*c.code, c.args);
+  const std::string text = native::scan_listing(c.code->scans[0]);
+  INFO(text);
+  // (nothing calls out but the casts between integer types)
+  if (native::built()) CHECK(text.find("; the row loop of add") == std::string::npos);
+}

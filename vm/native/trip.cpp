@@ -140,17 +140,70 @@ void Trip::flip_sign(const x86::Xmm& d, bool doubles) {
   }
 }
 
+namespace {
+
+bool is_comparison(nx::ops::Prim p) {
+  using nx::ops::Prim;
+  return p == Prim::less || p == Prim::less_equal || p == Prim::greater || p == Prim::greater_equal ||
+         p == Prim::equal || p == Prim::not_equal;
+}
+
+bool is_word(nx::DType t) {
+  return t == nx::DType::int32 || t == nx::DType::int64 || t == nx::DType::uint32 || t == nx::DType::uint64;
+}
+
+}  // namespace
+
+// Integers and booleans at home: + - * of 32- and 64-bit integers (the row
+// loops wrap, as the machine does), their comparisons, and and/or/xor of
+// booleans (any nonzero byte true, as the row loops read them). False:
+// call out.
+bool Trip::inline_integers(std::size_t e, const Instruction& in) {
+  using nx::ops::Prim;
+  const Prim p = in.prim;
+  const x86::Mem a = frames_.home(key(e, in.a)), b = frames_.home(key(e, in.b)), out = frames_.home(key(e, in.dst));
+  if (in.dtype == nx::DType::bool_ && (p == Prim::logical_and || p == Prim::logical_or || p == Prim::logical_xor)) {
+    as_.cmp(a, 0);
+    as_.setne(x86::al);
+    as_.cmp(b, 0);
+    as_.setne(x86::dl);
+    p == Prim::logical_and ? as_.and_(x86::al, x86::dl) : p == Prim::logical_or ? as_.or_(x86::al, x86::dl)
+                                                                                : as_.xor_(x86::al, x86::dl);
+    as_.mov(out, x86::al);
+    return true;
+  }
+  if (!is_word(in.dtype) || (p != Prim::add && p != Prim::sub && p != Prim::mul && !is_comparison(p))) return false;
+  const x86::Gp r = gp(x86::Gp::kIdAx, nx::size_of(in.dtype));
+  as_.mov(r, a);
+  if (!is_comparison(p)) {
+    p == Prim::add ? as_.add(r, b) : p == Prim::sub ? as_.sub(r, b) : as_.imul(r, b);
+    as_.mov(out, r);
+    return true;
+  }
+  as_.cmp(r, b);
+  const bool is_signed = in.dtype == nx::DType::int32 || in.dtype == nx::DType::int64;
+  switch (p) {
+    case Prim::less: is_signed ? as_.setl(out) : as_.setb(out); break;
+    case Prim::less_equal: is_signed ? as_.setle(out) : as_.setbe(out); break;
+    case Prim::greater: is_signed ? as_.setg(out) : as_.seta(out); break;
+    case Prim::greater_equal: is_signed ? as_.setge(out) : as_.setae(out); break;
+    case Prim::equal: as_.sete(out); break;
+    default: as_.setne(out); break;
+  }
+  return true;
+}
+
 // What the row loop would compute, emitted inline where its bits are an
-// SSE2 instruction's: comparisons, a select and a conversion between
-// float32 and float64. False: call out.
+// instruction's: float comparisons, a select and a conversion between
+// float32 and float64 (SSE2), and integer arithmetic (inline_integers).
+// False: call out.
 bool Trip::inline_call(std::size_t e, const Instruction& in) {
   using nx::ops::Prim;
   switch (in.op) {
     case Op::binary: {
       const Prim p = in.prim;
-      if (!is_float(in.dtype) || (p != Prim::less && p != Prim::less_equal && p != Prim::greater &&
-                                  p != Prim::greater_equal && p != Prim::equal && p != Prim::not_equal))
-        return false;
+      if (!is_float(in.dtype)) return inline_integers(e, in);
+      if (!is_comparison(p)) return false;
       const std::int32_t a = key(e, in.a), b = key(e, in.b);
       const int xa = cache_.load(a, after(e, 0), bit(cache_.find(b)));
       const int xb = cache_.load(b, after(e, 1), bit(xa));

@@ -7,9 +7,10 @@
 //
 // Inline: float32/float64 + - * / and negation (a sign flip), comparisons,
 // selects and conversions between the two, as the VM computes them (SSE2
-// scalar instructions, never an FMA: its bits). Every other scalar
-// instruction calls the row loop the VM calls (`Instruction::row`, one
-// element), its operands at home.
+// scalar instructions, never an FMA: its bits); + - * and comparisons of
+// 32- and 64-bit integers and and/or/xor of booleans (a loop's counter).
+// Every other scalar instruction calls the row loop the VM calls
+// (`Instruction::row`, one element), its operands at home.
 #pragma once
 
 #include <array>
@@ -84,6 +85,7 @@ class Trip {
  private:
   void arithmetic(std::size_t e, const Instruction& in);
   bool inline_call(std::size_t e, const Instruction& in);
+  bool inline_integers(std::size_t e, const Instruction& in);
   void call_out(std::size_t e, const Instruction& in);
   void move(const Move& m);
   void flip_sign(const asmjit::x86::Xmm& d, bool doubles);
