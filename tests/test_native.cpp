@@ -102,11 +102,11 @@ double special(std::mt19937& rng, nx::DType dtype) {
 }
 
 // A random step over scalar carries and rows of float32 and float64: inline
-// arithmetic, comparisons, selects and casts, call-outs (sin, exp,
-// maximum), carries that are passed on, swapped or a constant, and rows
+// arithmetic, sqrt, abs, comparisons, selects and casts, call-outs (sin,
+// exp, maximum), carries that are passed on, swapped or a constant, and rows
 // stacked as ys.
 struct RandomStep {
-  enum Kind { add, sub, mul, div, neg, sin, exp, maximum, choose, cast, scale };
+  enum Kind { add, sub, mul, div, neg, sin, exp, maximum, choose, cast, scale, root, magnitude };
   struct Node {
     Kind kind;
     std::size_t a, b, which;  // which: choose's comparison
@@ -127,7 +127,7 @@ struct RandomStep {
     for (std::size_t k = 4 + pick(40); k-- > 0;) {
       const std::size_t values = inputs + nodes.size();
       const std::size_t roll = pick(20);
-      const Kind kind = roll < 12 ? Kind(roll % 5) : Kind(5 + roll % 6);
+      const Kind kind = roll < 12 ? Kind(roll % 5) : Kind(5 + roll % 8);
       nodes.push_back({kind, pick(values), pick(values), pick(6)});
     }
     const std::size_t values = inputs + nodes.size();
@@ -163,6 +163,8 @@ struct RandomStep {
         }
         case cast: v.push_back(nx::cast(a, a.dtype() == nx::float64 ? nx::float32 : nx::float64)); break;
         case scale: v.push_back(a * 0.5 + 0.25); break;
+        case root: v.push_back(nx::sqrt(a)); break;
+        case magnitude: v.push_back(nx::abs(a)); break;
       }
     }
     std::vector<Tensor> out, ys_out;

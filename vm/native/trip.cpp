@@ -194,8 +194,9 @@ bool Trip::inline_integers(std::size_t e, const Instruction& in) {
 }
 
 // What the row loop would compute, emitted inline where its bits are an
-// instruction's: float comparisons, a select and a conversion between
-// float32 and float64 (SSE2), and integer arithmetic (inline_integers).
+// instruction's: float sqrt and abs, comparisons, a select and a
+// conversion between float32 and float64 (SSE2), and integer arithmetic
+// (inline_integers).
 // False: call out.
 bool Trip::inline_call(std::size_t e, const Instruction& in) {
   using nx::ops::Prim;
@@ -234,6 +235,32 @@ bool Trip::inline_call(std::size_t e, const Instruction& in) {
       }
       cache_.read(a, after(e, 0));
       if (b != a) cache_.read(b, after(e, 1));
+      return true;
+    }
+    case Op::unary: {  // sqrt (correctly rounded: sqrtsd) and abs (the sign bit cleared)
+      if (!is_float(in.dtype) || (in.prim != Prim::sqrt && in.prim != Prim::abs)) return false;
+      const std::int32_t a = key(e, in.a);
+      const bool doubles = in.dtype == nx::DType::float64;
+      const int xa = cache_.load(a, after(e, 0), 0);
+      const int xd = after(e, 0) == never ? xa : cache_.allocate(bit(xa));
+      const x86::Xmm d = x86::xmm(std::uint32_t(xd)), s = x86::xmm(std::uint32_t(xa));
+      if (in.prim == Prim::sqrt) {
+        doubles ? as_.sqrtsd(d, s) : as_.sqrtss(d, s);
+      } else {
+        if (xd != xa) as_.movaps(d, s);
+        const x86::Xmm mask = x86::xmm15;
+        if (doubles) {
+          as_.mov(x86::rax, asmjit::imm(~(std::uint64_t(1) << 63)));
+          as_.movq(mask, x86::rax);
+          as_.andpd(d, mask);
+        } else {
+          as_.mov(x86::eax, asmjit::imm(~(std::uint32_t(1) << 31)));
+          as_.movd(mask, x86::eax);
+          as_.andps(d, mask);
+        }
+      }
+      if (xd != xa) cache_.read(a, after(e, 0));
+      cache_.define(xd, key(e, in.dst), written(e, 0));
       return true;
     }
     case Op::select: {

@@ -5,8 +5,8 @@
 // registers while they are read again (xmm_cache.hpp). The loop's skeleton
 // (scan_loop.cpp, iterate_loop.cpp) says where each event goes.
 //
-// Inline: float32/float64 + - * / and negation (a sign flip), comparisons,
-// selects and conversions between the two, as the VM computes them (SSE2
+// Inline: float32/float64 + - * / and negation (a sign flip), sqrt and
+// abs, comparisons, selects and conversions between the two, as the VM computes them (SSE2
 // scalar instructions, never an FMA: its bits); + - * and comparisons of
 // 32- and 64-bit integers and and/or/xor of booleans (a loop's counter).
 // Every other scalar instruction calls the row loop the VM calls
