@@ -203,8 +203,8 @@ std::string listing(const Code& code) {
     const Invoke& i = code.invokes[k];
     const std::string word(ir::entry_point(*i.equation));
     for (std::size_t c = 0; c < i.codes.size(); ++c)
-      out += "invoke " + std::to_string(k) + " (" + word + "), program " + std::to_string(c) + ":\n" +
-             indented(listing(*i.codes[c]), "  ");
+      out += "invoke " + std::to_string(k) + " (" + word + "), program " + std::to_string(c) +
+             (i.native->promoted() ? " (promoted to machine code)" : "") + ":\n" + indented(listing(*i.codes[c]), "  ");
   }
   return out;
 }
