@@ -94,7 +94,7 @@ void Trip::instruction(std::size_t e) {
 
 // dst = a op b (or -a), float32 or float64, in xmm registers: dst takes
 // a's register when a dies here. The operands keep their order (the VM's
-// `s[a] + s[b]` is `addsd a, b`: the same NaN).
+// `s[a] + s[b]` is `addsd a, b` when optimized: the same NaN out of two).
 void Trip::arithmetic(std::size_t e, const Instruction& in) {
   const bool negation = in.op == Op::neg_f64 || in.op == Op::neg_f32;
   const std::int32_t a = key(e, in.a), b = negation ? -1 : key(e, in.b), dst = key(e, in.dst);
