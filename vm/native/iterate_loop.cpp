@@ -21,8 +21,6 @@ namespace x86 = asmjit::x86;
 // the most allowed, all kept by callees; rax and rdx are scratch.
 const x86::Gp until_scalars = x86::rbx, step_scalars = x86::r15, trips = x86::r13, most = x86::r14;
 
-constexpr int pinned_most = 12;
-
 const ir::IterateInfo& info_of(const Invoke& it) { return std::get<ir::IterateInfo>(it.equation->info); }
 
 // The parameters every trip reads as the loop left them: until's captures
@@ -54,9 +52,15 @@ class IterateEmitter {
     events.push_back(std::move(boundary));
     add_instructions(frames_, 1, events);
     Event end;  // the trip's end reads the step's carry out
-    for (std::size_t k = 0; k < carry_; ++k) end.reads.push_back(frames_.key(1, step_.results[k].index));
+    std::vector<std::int32_t> params;
+    for (std::size_t k = 0; k < carry_; ++k) {
+      end.reads.push_back(frames_.key(1, step_.results[k].index));
+      carry_moves_.push_back({frames_.key(1, step_.results[k].index), until_key(k)});
+      params.push_back(until_key(k));
+    }
     events.push_back(std::move(end));
     trip_.emplace(as, frames_, std::move(events), comments);
+    pinned_ = trip_->pin(params);
   }
 
   void loop() {
@@ -68,17 +72,15 @@ class IterateEmitter {
     as_.mov(step_scalars, x86::rsi);
     as_.mov(most, x86::rdx);
     as_.xor_(trips.r32(), trips.r32());
-    pin_carry();
-    for (auto [xmm, key] : pinned_) load(xmm, key);
+    t.load(pinned_);
     as_.align(asmjit::AlignMode::kCode, 16);
     as_.bind(top);
-    t.cache().clear();
-    for (auto [xmm, key] : pinned_) t.cache().define(xmm, key, t.first(key));
+    t.start(pinned_);
     for (std::size_t e = 0; e < boundary_; ++e) t.instruction(e);
     test_stop(exit);
     cross_boundary();
     for (std::size_t e = boundary_ + 1; e + 1 < t.size(); ++e) t.instruction(e);
-    move_carry();
+    t.move_carry(carry_moves_, pinned_);
     as_.inc(trips);
     as_.jmp(top);
     as_.bind(exit);
@@ -92,32 +94,16 @@ class IterateEmitter {
   std::int32_t step_key(std::size_t k) const { return frames_.key(1, step_.params[k].index); }
   std::int32_t stop() const { return frames_.key(0, until_.results[0].index); }
 
-  void load(int xmm, std::int32_t key) {
-    frames_.is_double(key) ? as_.movsd(x86::xmm(std::uint32_t(xmm)), frames_.home(key))
-                           : as_.movss(x86::xmm(std::uint32_t(xmm)), frames_.home(key));
-  }
-  void store(int xmm, std::int32_t key) {
-    frames_.is_double(key) ? as_.movsd(frames_.home(key), x86::xmm(std::uint32_t(xmm)))
-                           : as_.movss(frames_.home(key), x86::xmm(std::uint32_t(xmm)));
-  }
-
-  // until's float carry parameters read in a trip, each in an xmm register
-  // of its own at the top of every trip.
-  void pin_carry() {
-    for (std::size_t k = 0; k < carry_ && int(pinned_.size()) < pinned_most; ++k) {
-      const std::int32_t key = until_key(k);
-      if (is_float(frames_.type(key)) && trip_->first(key) != never) pinned_.push_back({int(pinned_.size()), key});
-    }
-  }
-
   // A true stop ends the loop with the carry (until's parameters) at home:
   // 0. Else past the most trips, 1: the caller raises (the stop at home).
   void test_stop(const asmjit::Label& exit) {
     const asmjit::Label go_on = as_.newLabel(), step = as_.newLabel();
     as_.cmp(frames_.home(stop()), 0);
     as_.je(go_on);
-    for (std::size_t k = 0; k < carry_; ++k)  // (a side path: the cache's state stays the trip's)
-      if (const int xmm = trip_->cache().find(until_key(k)); xmm >= 0) store(xmm, until_key(k));
+    Trip::Pinned cached;  // (the carry's values in xmm registers now)
+    for (std::size_t k = 0; k < carry_; ++k)
+      if (const int xmm = trip_->cache().find(until_key(k)); xmm >= 0) cached.push_back({xmm, until_key(k)});
+    trip_->store(cached);
     as_.xor_(x86::eax, x86::eax);
     as_.jmp(exit);
     as_.bind(go_on);
@@ -144,23 +130,10 @@ class IterateEmitter {
         cache.define(xmm, to, next);
       } else {
         const int fresh = cache.allocate(0);
-        load(fresh, from);
+        move_scalar(as_, x86::xmm(std::uint32_t(fresh)), frames_.home(from), frames_.is_double(from));
         cache.define(fresh, to, next);
       }
     }
-  }
-
-  // The step's carry out to until's parameters, all at once.
-  void move_carry() {
-    std::vector<Trip::Move> moves;
-    for (std::size_t k = 0; k < carry_; ++k) {
-      const std::int32_t result = frames_.key(1, step_.results[k].index), param = until_key(k);
-      Place to{Place::home, param};
-      for (auto [xmm, pinned] : pinned_)
-        if (pinned == param) to = {Place::xmm, xmm};
-      moves.push_back({trip_->place(result), to, param});
-    }
-    trip_->move_all(std::move(moves));
   }
 
   x86::Assembler& as_;
@@ -168,8 +141,9 @@ class IterateEmitter {
   std::size_t carry_;
   Frames frames_;
   std::size_t boundary_ = 0;
+  std::vector<std::pair<std::int32_t, std::int32_t>> carry_moves_;  // (the step's result, until's parameter)
   std::optional<Trip> trip_;
-  std::vector<std::pair<int, std::int32_t>> pinned_;  // (xmm register, until's carry parameter)
+  Trip::Pinned pinned_;  // until's carry parameters
 };
 
 }  // namespace
@@ -182,23 +156,13 @@ const char* iterate_refusal(const Invoke& it, const Instruction*& culprit) {
 const void* emit_iterate(const void* unit, const char*& why, const Instruction*& culprit) {
   const Invoke& it = *static_cast<const Invoke*>(unit);
   if ((why = iterate_refusal(it, culprit))) return nullptr;
-  asmjit::CodeHolder code;
-  code.init(environment());
-  x86::Assembler as(&code);
-  IterateEmitter(as, it, false).loop();
-  return publish(code, why);
+  return assemble([&](x86::Assembler& as) { IterateEmitter(as, it, false).loop(); }, why);
 }
 
 std::string iterate_listing(const Invoke& it) {
   const Instruction* culprit = nullptr;
   if (iterate_refusal(it, culprit)) return "";
-  asmjit::StringLogger logger;
-  asmjit::CodeHolder code;
-  code.init(environment());
-  code.setLogger(&logger);
-  x86::Assembler as(&code);
-  IterateEmitter(as, it, true).loop();
-  return readable(logger.data());
+  return assembly([&](x86::Assembler& as) { IterateEmitter(as, it, true).loop(); });
 }
 
 }  // namespace rune::vm::native

@@ -65,6 +65,21 @@ void* publish(asmjit::CodeHolder& code, const char*& why) {
   return entry;
 }
 
+std::string readable(const std::string& assembly) {
+  std::string out;
+  std::size_t at = 0;
+  while (at < assembly.size()) {
+    std::size_t end = assembly.find('\n', at);
+    if (end == std::string::npos) end = assembly.size();
+    std::string line = assembly.substr(at, end - at);
+    const bool calls = assembly.compare(end + 1, 8, "call rax") == 0;
+    if (calls && line.rfind("mov rax, ", 0) == 0) line = "mov rax, <row loop>";
+    out += line + "\n";
+    at = end + 1;
+  }
+  return out;
+}
+
 void unpublish(void* entry) {
   Runtime& r = runtime();
   std::lock_guard<std::mutex> hold(r.lock);

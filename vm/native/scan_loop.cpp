@@ -21,9 +21,6 @@ namespace x86 = asmjit::x86;
 // ys), the row and the length, all kept by callees; rax and rdx are scratch.
 const x86::Gp scalars = x86::rbx, words = x86::r12, row = x86::r13, length = x86::r14;
 
-// The carry held in xmm registers across trips: at most this many.
-constexpr int pinned_most = 12;
-
 // The step's parameters neither carried nor rows: every trip reads them as
 // the scan left them.
 std::span<const Location> invariant_params(const ScanOp& scan) {
@@ -43,9 +40,15 @@ class ScanEmitter {
     add_instructions(frames_, 0, events);
     Event end;  // the trip's end reads the ys and the carry
     end.reads = ys_;
-    for (std::size_t k = 0; k < carry; ++k) end.reads.push_back(step.results[k].index);
+    for (std::size_t k = 0; k < carry; ++k) {
+      end.reads.push_back(step.results[k].index);
+      carry_.push_back({step.results[k].index, step.params[k].index});
+    }
     events.push_back(std::move(end));
     trip_.emplace(as, frames_, std::move(events), comments);
+    std::vector<std::int32_t> params;
+    for (auto [result, param] : carry_) params.push_back(param);
+    pinned_ = trip_->pin(params);
   }
 
   void loop() {
@@ -58,23 +61,18 @@ class ScanEmitter {
     as_.mov(length, x86::rdx);
     as_.test(length, length);
     as_.jle(done);
-    pin_carry();
-    for (auto [xmm, param] : pinned_)
-      frames_.is_double(param) ? as_.movsd(x86::xmm(std::uint32_t(xmm)), frames_.home(param))
-                               : as_.movss(x86::xmm(std::uint32_t(xmm)), frames_.home(param));
+    t.load(pinned_);
     as_.xor_(row.r32(), row.r32());
     as_.align(asmjit::AlignMode::kCode, 16);
     as_.bind(top);
     start_trip();
     for (std::size_t e = 0; e + 1 < t.size(); ++e) t.instruction(e);
     write_ys();
-    move_carry();
+    t.move_carry(carry_, pinned_);
     as_.inc(row);
     as_.cmp(row, length);
     as_.jl(top);
-    for (auto [xmm, param] : pinned_)
-      frames_.is_double(param) ? as_.movsd(frames_.home(param), x86::xmm(std::uint32_t(xmm)))
-                               : as_.movss(frames_.home(param), x86::xmm(std::uint32_t(xmm)));
+    t.store(pinned_);
     as_.bind(done);
     as_.add(x86::rsp, 24);
     for (const x86::Gp& saved : {x86::r14, x86::r13, x86::r12, x86::rbx}) as_.pop(saved);
@@ -84,23 +82,10 @@ class ScanEmitter {
  private:
   x86::Mem word(std::size_t k) const { return x86::qword_ptr(words, std::int32_t(8 * k)); }
 
-  // The float carry read in a trip (or passed on), each in an xmm register
-  // of its own at the top of every trip.
-  void pin_carry() {
-    for (std::size_t k = 0; k < std::size_t(scan_.info.carry_count); ++k) {
-      const std::int32_t param = scan_.step->params[k].index;
-      if (int(pinned_.size()) == pinned_most) break;
-      if (!is_float(frames_.type(param)) || trip_->first(param) == never) continue;
-      if (std::ranges::any_of(pinned_, [&](auto p) { return p.second == param; })) continue;
-      pinned_.push_back({int(pinned_.size()), param});
-    }
-  }
-
   // The top of a trip: the pinned carry in its registers, this row's xs read.
   void start_trip() {
+    trip_->start(pinned_);
     XmmCache& cache = trip_->cache();
-    cache.clear();
-    for (auto [xmm, param] : pinned_) cache.define(xmm, param, trip_->first(param));
     for (std::size_t k = 0; k < rows_.size(); ++k) {
       const std::int32_t param = rows_[k];
       if (trip_->first(param) == never) continue;
@@ -111,7 +96,7 @@ class ScanEmitter {
       const x86::Mem at = x86::ptr(x86::rax, 0, std::uint32_t(size));
       if (is_float(frames_.type(param))) {
         const int xmm = cache.allocate(0);
-        frames_.is_double(param) ? as_.movsd(x86::xmm(std::uint32_t(xmm)), at) : as_.movss(x86::xmm(std::uint32_t(xmm)), at);
+        move_scalar(as_, x86::xmm(std::uint32_t(xmm)), at, frames_.is_double(param));
         cache.define(xmm, param, trip_->first(param));
       } else {
         trip_->copy(frames_.home(param), at, size);
@@ -128,31 +113,19 @@ class ScanEmitter {
       const std::uint32_t shift = size == 8 ? 3 : size == 4 ? 2 : size == 2 ? 1 : 0;
       const x86::Mem at = x86::ptr(x86::rdx, row, shift, 0, std::uint32_t(size));
       if (const int xmm = trip_->cache().find(reg); xmm >= 0)
-        frames_.is_double(reg) ? as_.movsd(at, x86::xmm(std::uint32_t(xmm))) : as_.movss(at, x86::xmm(std::uint32_t(xmm)));
+        move_scalar(as_, at, x86::xmm(std::uint32_t(xmm)), frames_.is_double(reg));
       else
         trip_->copy(at, frames_.home(reg), size);
     }
-  }
-
-  // The carry from the results to the parameters, all at once.
-  void move_carry() {
-    std::vector<Trip::Move> moves;
-    for (std::size_t k = 0; k < std::size_t(scan_.info.carry_count); ++k) {
-      const std::int32_t result = scan_.step->results[k].index, param = scan_.step->params[k].index;
-      Place to{Place::home, param};
-      for (auto [xmm, pinned] : pinned_)
-        if (pinned == param) to = {Place::xmm, xmm};
-      moves.push_back({trip_->place(result), to, param});
-    }
-    trip_->move_all(std::move(moves));
   }
 
   x86::Assembler& as_;
   const ScanOp& scan_;
   Frames frames_;
   std::vector<std::int32_t> rows_, ys_;  // the parameters of the xs rows read; the ys results
+  std::vector<std::pair<std::int32_t, std::int32_t>> carry_;  // (result, parameter)
   std::optional<Trip> trip_;
-  std::vector<std::pair<int, std::int32_t>> pinned_;  // (xmm register, carry parameter)
+  Trip::Pinned pinned_;
 };
 
 }  // namespace
@@ -166,11 +139,7 @@ const char* scan_refusal(const ScanOp& scan, const Instruction*& culprit) {
 const void* emit_scan(const void* unit, const char*& why, const Instruction*& culprit) {
   const ScanOp& scan = *static_cast<const ScanOp*>(unit);
   if ((why = scan_refusal(scan, culprit))) return nullptr;
-  asmjit::CodeHolder code;
-  code.init(environment());
-  x86::Assembler as(&code);
-  ScanEmitter(as, scan, false).loop();
-  return publish(code, why);
+  return assemble([&](x86::Assembler& as) { ScanEmitter(as, scan, false).loop(); }, why);
 }
 
 void release(const void* loop) { unpublish(const_cast<void*>(loop)); }
@@ -178,13 +147,7 @@ void release(const void* loop) { unpublish(const_cast<void*>(loop)); }
 std::string scan_listing(const ScanOp& scan) {
   const Instruction* culprit = nullptr;
   if (scan_refusal(scan, culprit)) return "";
-  asmjit::StringLogger logger;
-  asmjit::CodeHolder code;
-  code.init(environment());
-  code.setLogger(&logger);
-  x86::Assembler as(&code);
-  ScanEmitter(as, scan, true).loop();
-  return readable(logger.data());
+  return assembly([&](x86::Assembler& as) { ScanEmitter(as, scan, true).loop(); });
 }
 
 }  // namespace rune::vm::native

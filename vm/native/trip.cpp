@@ -35,21 +35,6 @@ const char* code_refusal(const Code& code, std::span<const Location> invariant, 
   return nullptr;
 }
 
-std::string readable(const std::string& assembly) {
-  std::string out;
-  std::size_t at = 0;
-  while (at < assembly.size()) {
-    std::size_t end = assembly.find('\n', at);
-    if (end == std::string::npos) end = assembly.size();
-    std::string line = assembly.substr(at, end - at);
-    const bool calls = assembly.compare(end + 1, 8, "call rax") == 0;
-    if (calls && line.rfind("mov rax, ", 0) == 0) line = "mov rax, <row loop>";
-    out += line + "\n";
-    at = end + 1;
-  }
-  return out;
-}
-
 void add_instructions(const Frames& frames, int space, std::vector<Event>& events) {
   const Code& code = frames.code(space);
   for (const Instruction& in : code.instructions) {
@@ -218,20 +203,15 @@ bool Trip::inline_call(std::size_t e, const Instruction& in) {
         case Prim::less_equal: compare(r, l), as_.setae(out); break;
         case Prim::greater: compare(l, r), as_.seta(out); break;
         case Prim::greater_equal: compare(l, r), as_.setae(out); break;
-        case Prim::equal:
+        default: {  // equal: ordered and ZF; not_equal: unordered or not ZF
+          const bool equal = p == Prim::equal;
           compare(l, r);
-          as_.sete(x86::al);
-          as_.setnp(x86::dl);
-          as_.and_(x86::al, x86::dl);
+          equal ? as_.sete(x86::al) : as_.setne(x86::al);
+          equal ? as_.setnp(x86::dl) : as_.setp(x86::dl);
+          equal ? as_.and_(x86::al, x86::dl) : as_.or_(x86::al, x86::dl);
           as_.mov(out, x86::al);
           break;
-        default:  // not_equal
-          compare(l, r);
-          as_.setne(x86::al);
-          as_.setp(x86::dl);
-          as_.or_(x86::al, x86::dl);
-          as_.mov(out, x86::al);
-          break;
+        }
       }
       cache_.read(a, after(e, 0));
       if (b != a) cache_.read(b, after(e, 1));
@@ -337,6 +317,38 @@ void Trip::call_out(std::size_t e, const Instruction& in) {
   as_.call(x86::rax);
 }
 
+Trip::Pinned Trip::pin(const std::vector<std::int32_t>& params) const {
+  Pinned pinned;
+  for (std::int32_t key : params)
+    if (int(pinned.size()) < pinned_most && is_float(frames_.type(key)) && first(key) != never)
+      pinned.push_back({int(pinned.size()), key});
+  return pinned;
+}
+
+void Trip::load(const Pinned& pinned) {
+  for (auto [xmm, key] : pinned) move_scalar(as_, x86::xmm(std::uint32_t(xmm)), frames_.home(key), frames_.is_double(key));
+}
+
+void Trip::store(const Pinned& pinned) {
+  for (auto [xmm, key] : pinned) move_scalar(as_, frames_.home(key), x86::xmm(std::uint32_t(xmm)), frames_.is_double(key));
+}
+
+void Trip::start(const Pinned& pinned) {
+  cache_.clear();
+  for (auto [xmm, key] : pinned) cache_.define(xmm, key, first(key));
+}
+
+void Trip::move_carry(const std::vector<std::pair<std::int32_t, std::int32_t>>& carry, const Pinned& pinned) {
+  std::vector<Move> moves;
+  for (auto [result, param] : carry) {
+    Place to{Place::home, param};
+    for (auto [xmm, key] : pinned)
+      if (key == param) to = {Place::xmm, xmm};
+    moves.push_back({place(result), to, param});
+  }
+  move_all(std::move(moves));
+}
+
 Place Trip::place(std::int32_t key) const {
   const int x = cache_.find(key);
   return x >= 0 ? Place{Place::xmm, x} : Place{Place::home, key};
@@ -390,8 +402,8 @@ void Trip::move(const Move& m) {
   const bool from_register = m.from.kind != Place::home, to_register = m.to.kind != Place::home;
   const bool doubles = type == nx::DType::float64;
   if (from_register && to_register) as_.movaps(xmm(m.to), xmm(m.from));
-  else if (to_register) doubles ? as_.movsd(xmm(m.to), memory(m.from)) : as_.movss(xmm(m.to), memory(m.from));
-  else if (from_register) doubles ? as_.movsd(memory(m.to), xmm(m.from)) : as_.movss(memory(m.to), xmm(m.from));
+  else if (to_register) move_scalar(as_, xmm(m.to), memory(m.from), doubles);
+  else if (from_register) move_scalar(as_, memory(m.to), xmm(m.from), doubles);
   else copy(memory(m.to), memory(m.from), size);
 }
 

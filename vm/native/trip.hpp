@@ -16,7 +16,6 @@
 #include <array>
 #include <cstdint>
 #include <span>
-#include <string>
 #include <vector>
 
 #include <asmjit/x86.h>
@@ -70,6 +69,22 @@ class Trip {
 
   // Emits event e, an instruction.
   void instruction(std::size_t e);
+
+  // The carry kept in xmm registers across trips: (register, parameter).
+  using Pinned = std::vector<std::pair<int, std::int32_t>>;
+  // The float parameters among `params` that a trip reads (or passes on),
+  // each given an xmm register of its own, at most pinned_most of them.
+  static constexpr int pinned_most = 12;
+  Pinned pin(const std::vector<std::int32_t>& params) const;
+  // Loads the pinned values from home (before the loop); stores them home
+  // (after it, or on a way out of it: the cache's state stays the trip's).
+  void load(const Pinned& pinned);
+  void store(const Pinned& pinned);
+  // The top of a trip: nothing cached but the pinned values.
+  void start(const Pinned& pinned);
+  // The carry from each result to its parameter (pairs of keys), all at
+  // once: into a pinned parameter's register, or home.
+  void move_carry(const std::vector<std::pair<std::int32_t, std::int32_t>>& carry, const Pinned& pinned);
   // Where a value is now.
   Place place(std::int32_t key) const;
   // Moves values all at once (a target may be another move's source): the
@@ -99,11 +114,6 @@ class Trip {
   std::vector<std::int32_t> first_;
   XmmCache cache_;
 };
-
-// An emitted loop's assembly as listings show it: the address a call-out
-// loads (which changes from run to run) written `<row loop>` (the comment
-// above names it).
-std::string readable(const std::string& assembly);
 
 // A general register of `size` bytes (1, 2, 4, 8) of the given id.
 asmjit::x86::Gp gp(std::uint32_t id, std::size_t size);

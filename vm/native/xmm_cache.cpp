@@ -4,6 +4,10 @@ namespace rune::vm::native {
 
 namespace x86 = asmjit::x86;
 
+void move_scalar(x86::Assembler& as, const asmjit::Operand_& to, const asmjit::Operand_& from, bool doubles) {
+  as.emit(doubles ? x86::Inst::kIdMovsd : x86::Inst::kIdMovss, to, from);
+}
+
 XmmCache::XmmCache(x86::Assembler& as, const Frames& frames)
     : as_(as), frames_(frames), where_(std::size_t(frames.size()), std::int8_t(-1)) {}
 
@@ -21,8 +25,7 @@ int XmmCache::allocate(std::uint32_t keep) {
 int XmmCache::load(std::int32_t reg, std::int32_t next, std::uint32_t keep) {
   if (const int x = find(reg); x >= 0) return x;
   const int x = allocate(keep);
-  if (frames_.is_double(reg)) as_.movsd(x86::xmm(std::uint32_t(x)), frames_.home(reg));
-  else as_.movss(x86::xmm(std::uint32_t(x)), frames_.home(reg));
+  move_scalar(as_, x86::xmm(std::uint32_t(x)), frames_.home(reg), frames_.is_double(reg));
   entries_[std::size_t(x)] = {reg, next, false};
   where_[std::size_t(reg)] = std::int8_t(x);
   return x;
@@ -55,8 +58,7 @@ void XmmCache::define(int xmm, std::int32_t reg, std::int32_t next) {
 void XmmCache::store(std::int32_t reg) {
   const int x = find(reg);
   if (x < 0 || !entries_[std::size_t(x)].changed) return;
-  if (frames_.is_double(reg)) as_.movsd(frames_.home(reg), x86::xmm(std::uint32_t(x)));
-  else as_.movss(frames_.home(reg), x86::xmm(std::uint32_t(x)));
+  move_scalar(as_, frames_.home(reg), x86::xmm(std::uint32_t(x)), frames_.is_double(reg));
   entries_[std::size_t(x)].changed = false;
 }
 

@@ -63,6 +63,10 @@ class XmmCache {
   std::vector<std::int8_t> where_;  // per value: its xmm register or -1
 };
 
+// movsd (doubles) or movss between an xmm register and memory or another
+// register.
+void move_scalar(asmjit::x86::Assembler& as, const asmjit::Operand_& to, const asmjit::Operand_& from, bool doubles);
+
 inline std::uint32_t bit(int xmm) { return xmm < 0 ? 0u : 1u << xmm; }
 
 }  // namespace rune::vm::native
