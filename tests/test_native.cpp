@@ -118,7 +118,9 @@ struct RandomStep {
   std::vector<std::size_t> next, ys;  // value indices: the carry out, the ys
   std::vector<bool> bounded;          // per carry: its new value through sin (keeps it finite)
 
-  explicit RandomStep(std::mt19937& rng) {
+  // exact: only operations IEEE rounds exactly (no sin, exp, maximum), so
+  // a plain C++ loop over floats and doubles gives the same bits (plain).
+  explicit RandomStep(std::mt19937& rng, bool exact = false) {
     auto pick = [&](std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng); };
     const bool mixed = pick(3) == 0;
     const nx::DType main = pick(2) ? nx::float64 : nx::float32;
@@ -129,16 +131,92 @@ struct RandomStep {
     for (std::size_t k = 4 + pick(40); k-- > 0;) {
       const std::size_t values = inputs + nodes.size();
       const std::size_t roll = pick(20);
-      const Kind kind = roll < 12 ? Kind(roll % 5) : Kind(5 + roll % 8);
+      Kind kind = roll < 12 ? Kind(roll % 5) : Kind(5 + roll % 8);
+      if (exact && (kind == sin || kind == exp || kind == maximum)) kind = scale;
       nodes.push_back({kind, pick(values), pick(values), pick(6)});
     }
     const std::size_t values = inputs + nodes.size();
     for (std::size_t k = 0; k < carry.size(); ++k) {
       // (mostly a late value; sometimes a parameter: passed on or swapped)
       next.push_back(pick(5) == 0 ? pick(carry.size()) : values - 1 - pick(std::min<std::size_t>(values, 8)));
-      bounded.push_back(pick(2) == 0);
+      bounded.push_back(!exact && pick(2) == 0);
     }
     for (std::size_t k = pick(3); k-- > 0;) ys.push_back(pick(values));
+  }
+
+  // Rows of xs: special values for half of the seeds.
+  std::vector<Tensor> rows_of(std::mt19937& rng, std::uint32_t seed) const {
+    std::vector<Tensor> out;
+    for (nx::DType t : xs) {
+      std::vector<double> row(rows);
+      for (double& e : row) e = seed % 2 ? special(rng, t) : std::uniform_real_distribution<double>(-2, 2)(rng);
+      out.push_back(nx::create(t, {rows}, row));
+    }
+    return out;
+  }
+
+  // The scan of an exact step over xs, run by a plain C++ loop: its carry
+  // and its stacked ys, as rune::scan returns them.
+  rune::vm::Values plain(const std::vector<Tensor>& init, const std::vector<Tensor>& rows_in) const {
+    struct Value {  // a float (single) or a double
+      bool single;
+      double d;
+    };
+    const auto of = [](const Tensor& t) { return Value{t.dtype() == nx::float32, nx::item(t)}; };
+    const auto as = [](Value v, bool single) { return Value{single, single ? double(float(v.d)) : v.d}; };
+    std::vector<Value> c;
+    for (const Tensor& t : init) c.push_back(of(t));
+    std::vector<std::vector<double>> stacked(ys.size());
+    std::vector<bool> single(ys.size());  // (a y's type, the same every row)
+    for (std::int64_t r = 0; r < rows; ++r) {
+      std::vector<Value> v = c;
+      for (const Tensor& x : rows_in) v.push_back({x.dtype() == nx::float32, nx::item(x, {r})});
+      for (const Node& n : nodes) {
+        const Value a = v[n.a], b = as(v[n.b], a.single);
+        // (each operation in the operands' type: float arithmetic for singles)
+        const auto round = [&](auto f64_op, auto f32_op) {
+          return a.single ? Value{true, double(f32_op(float(a.d), float(b.d)))} : Value{false, f64_op(a.d, b.d)};
+        };
+        const auto compared = [&](auto x, auto y) {
+          const bool k[] = {x < y, x <= y, x > y, x >= y, x == y, x != y};
+          return k[n.which];
+        };
+        switch (n.kind) {
+          case add: v.push_back(round([](double x, double y) { return x + y; }, [](float x, float y) { return x + y; })); break;
+          case sub: v.push_back(round([](double x, double y) { return x - y; }, [](float x, float y) { return x - y; })); break;
+          case mul: v.push_back(round([](double x, double y) { return x * y; }, [](float x, float y) { return x * y; })); break;
+          case div: v.push_back(round([](double x, double y) { return x / y; }, [](float x, float y) { return x / y; })); break;
+          case neg: v.push_back({a.single, -a.d}); break;
+          case choose:
+            v.push_back((a.single ? compared(float(a.d), float(b.d)) : compared(a.d, b.d)) ? a : b);
+            break;
+          case cast: v.push_back(as(a, !a.single)); break;
+          case scale:
+            v.push_back(a.single ? Value{true, double(float(a.d) * 0.5f + 0.25f)} : Value{false, a.d * 0.5 + 0.25});
+            break;
+          case root: v.push_back(a.single ? Value{true, double(std::sqrt(float(a.d)))} : Value{false, std::sqrt(a.d)}); break;
+          case magnitude: v.push_back({a.single, std::fabs(a.d)}); break;
+          default: FAIL("not an exact operation");
+        }
+      }
+      for (std::size_t k = 0; k < ys.size(); ++k) {
+        stacked[k].push_back(v[ys[k]].d);
+        single[k] = v[ys[k]].single;
+      }
+      for (std::size_t k = 0; k < carry.size(); ++k) c[k] = as(v[next[k]], carry[k] == nx::float32);
+    }
+    rune::vm::Values out;
+    for (std::size_t k = 0; k < carry.size(); ++k) out.push_back(nx::scalar(carry[k], c[k].d));
+    for (std::size_t k = 0; k < ys.size(); ++k)
+      out.push_back(nx::create(single[k] ? nx::float32 : nx::float64, {rows}, stacked[k]));
+    return out;
+  }
+
+  // A carry to start from: special values for a third of the seeds.
+  std::vector<Tensor> initial(std::mt19937& rng, std::uint32_t seed) const {
+    std::vector<Tensor> init;
+    for (nx::DType t : carry) init.push_back(nx::scalar(t, seed % 3 == 0 ? special(rng, t) : 0.1 * double(init.size()) - 0.4));
+    return init;
   }
 
   std::pair<std::vector<Tensor>, std::vector<Tensor>> operator()(const std::vector<Tensor>& c,
@@ -207,16 +285,26 @@ TEST_CASE("random scalar steps give the VM's and the reference interpreter's bit
   for (std::uint32_t seed = 1; seed <= 150; ++seed) {
     std::mt19937 rng(seed);
     const RandomStep step(rng);
-    std::vector<Tensor> init, xs;
-    for (nx::DType t : step.carry) init.push_back(nx::scalar(t, seed % 3 == 0 ? special(rng, t) : 0.1 * double(init.size()) - 0.4));
-    for (nx::DType t : step.xs) {
-      std::vector<double> row(rows);
-      for (double& e : row) e = seed % 2 ? special(rng, t) : std::uniform_real_distribution<double>(-2, 2)(rng);
-      xs.push_back(nx::create(t, {rows}, row));
-    }
+    const std::vector<Tensor> init = step.initial(rng, seed), xs = step.rows_of(rng, seed);
     INFO("seed " << seed << ": " << step.carry.size() << " carries, " << step.nodes.size() << " values");
     const ScanCase c(step, init, xs);
     on_vm_then_native(*c.code, c.args);
+  }
+}
+
+// The outside oracle: steps of IEEE-exact operations give, as machine code,
+// what a plain C++ loop over floats and doubles gives.
+TEST_CASE("random exact scalar steps as machine code give a plain C++ loop's bits") {
+  for (std::uint32_t seed = 1; seed <= 80; ++seed) {
+    std::mt19937 rng(seed);
+    const RandomStep step(rng, true);
+    const std::vector<Tensor> init = step.initial(rng, seed), xs = step.rows_of(rng, seed);
+    INFO("seed " << seed << ": " << step.carry.size() << " carries, " << step.nodes.size() << " values");
+    const ScanCase c(step, init, xs);
+    for (int run = 0; run < 2; ++run) (void)rune::vm::run(*c.code, c.args);  // (the third run promoted)
+    const rune::vm::Values got = rune::vm::run(*c.code, c.args);
+    CHECK(scan_promoted(*c.code) == (native::mode() != Mode::off && native::built()));
+    same_results(got, step.plain(init, xs));
   }
 }
 
@@ -333,8 +421,8 @@ TEST_CASE("random iterate steps give the VM's bits as machine code") {
   for (std::uint32_t seed = 1; seed <= 60; ++seed) {
     std::mt19937 rng(seed);
     const RandomStep random(rng);
-    std::vector<Tensor> init, captured;
-    for (nx::DType t : random.carry) init.push_back(nx::scalar(t, seed % 3 == 0 ? special(rng, t) : 0.1 * double(init.size()) - 0.4));
+    const std::vector<Tensor> init = random.initial(rng, seed);
+    std::vector<Tensor> captured;
     for (nx::DType t : random.xs) captured.push_back(nx::scalar(t, seed % 2 ? special(rng, t) : 0.75));
     auto step = [random, captured](const std::vector<Tensor>& c) { return random(c, captured).first; };
     INFO("seed " << seed << ": " << random.carry.size() << " carries, " << random.nodes.size() << " values");
