@@ -1,4 +1,4 @@
-// When a unit is promoted: RUNE_NATIVE, the rows a scan has run, one
+// When a unit is promoted: RUNE_NATIVE, the work a unit has done, one
 // emitter per unit.
 #include <chrono>
 #include <cstdlib>
