@@ -31,6 +31,12 @@ inline bool same_bits(const nx::Tensor& a, const nx::Tensor& b) {
                      std::size_t(x.numel()) * nx::size_of(x.dtype())) == 0;
 }
 
+// Two vectors of the same elements, byte for byte (NaNs of equal payload
+// are equal).
+template <class T> bool bits_equal(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
 // Creates a float64 tensor: f64({2, 2}, {1, 2, 3, 4}).
 inline nx::Tensor f64(const nx::Shape& shape, std::initializer_list<double> v) {
   return nx::create(nx::float64, shape, v);

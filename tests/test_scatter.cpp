@@ -2,6 +2,9 @@
 // and the compound assignments, eagerly, under jit, grad and vmap.
 #include <rune/rune.hpp>
 
+#include <algorithm>
+#include <limits>
+
 #include "helpers.hpp"
 
 using nx::Tensor;
@@ -146,6 +149,51 @@ TEST_CASE("scatter_add and segment_sum compiled give eager's bits") {
     return rune::grad([&](const Tensor& x) { return nx::sum(nx::square(nx::segment_sum(x, s, 3))); }, d);
   };
   CHECK(same_bits(rune::jit(gradient)(data, ids()), gradient(data, ids())));
+}
+
+// Rows of two float64 or four float32 go through the machine's vector
+// registers whole (ops/indexing.cpp); each lane must still be the IEEE
+// operation a plain loop does on its element: a C++ loop is the oracle,
+// over signed zeros, infinities, NaN and subnormals, indices repeated,
+// negative and past the end (clamped by take, dropped by segment_sum).
+template <class T> void vector_rows_match_a_plain_loop(nx::DType dtype, std::int64_t row) {
+  const T inf = std::numeric_limits<T>::infinity(), tiny = std::numeric_limits<T>::denorm_min();
+  const std::vector<T> special{T(0), -T(0), inf, -inf, T(1.5), -T(2.25), tiny, T(3e7), T(-1) / T(3), T(7)};
+  const std::int64_t n = 6;
+  std::vector<T> x(std::size_t(n * row));
+  for (std::size_t k = 0; k < x.size(); ++k) x[k] = special[(k * 7 + 3) % special.size()];
+  x[5] = std::numeric_limits<T>::quiet_NaN();
+  const std::vector<std::int32_t> a{0, 5, -1, 9, 2, 2, 4, 1}, b{3, 3, 0, 1, -7, 5, 2, 2};
+  const std::int64_t m = std::int64_t(a.size());
+  auto clamped = [&](std::int32_t i) { return std::size_t(i < 0 ? std::max<std::int64_t>(0, i + n) : std::min<std::int64_t>(i, n - 1)); };
+  // The oracle: d = x[b] - x[a] row by row, then f = d * 2 summed into segments by a (ids outside [0, n) dropped).
+  std::vector<T> diff(std::size_t(m * row)), sums(std::size_t(n * row), T(0));
+  for (std::int64_t q = 0; q < m; ++q)
+    for (std::int64_t j = 0; j < row; ++j)
+      diff[std::size_t(q * row + j)] = x[clamped(b[std::size_t(q)]) * std::size_t(row) + std::size_t(j)] -
+                                       x[clamped(a[std::size_t(q)]) * std::size_t(row) + std::size_t(j)];
+  for (std::int64_t q = 0; q < m; ++q)
+    if (a[std::size_t(q)] >= 0 && a[std::size_t(q)] < n)
+      for (std::int64_t j = 0; j < row; ++j)
+        sums[std::size_t(a[std::size_t(q)] * row + j)] += diff[std::size_t(q * row + j)] * T(2);
+  const Tensor tx = nx::create(dtype, {n, row}, std::vector<double>(x.begin(), x.end()));
+  const Tensor ta = nx::create(nx::int32, {m}, std::vector<double>(a.begin(), a.end()));
+  const Tensor tb = nx::create(nx::int32, {m}, std::vector<double>(b.begin(), b.end()));
+  auto both = [n](const Tensor& v, const Tensor& i, const Tensor& j) {
+    const Tensor d = nx::take(v, j, 0) - nx::take(v, i, 0);
+    return std::pair{d, nx::segment_sum(d * 2., i, n)};
+  };
+  for (const auto& [d, s] : {both(tx, ta, tb), rune::jit(both)(tx, ta, tb)}) {
+    const std::vector<T> got_d = nx::to_vector<T>(d), got_s = nx::to_vector<T>(s);
+    CHECK(bits_equal(got_d, diff));
+    CHECK(bits_equal(got_s, sums));
+  }
+}
+
+TEST_CASE("rows of two float64 and four float32 gathered, subtracted and summed equal a plain loop bit for bit") {
+  vector_rows_match_a_plain_loop<double>(nx::float64, 2);
+  vector_rows_match_a_plain_loop<float>(nx::float32, 4);
+  vector_rows_match_a_plain_loop<double>(nx::float64, 3);  // (no vector: the loop over the row)
 }
 
 TEST_CASE("scatter_add and segment_sum mapped equal the loop over the lanes") {
