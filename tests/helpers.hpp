@@ -2,8 +2,13 @@
 #pragma once
 
 #include <catch2/catch.hpp>
+#include <bit>
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <iostream>
+#include <sstream>
 #include <thread>
 #include <string>
 #include <vector>
@@ -35,6 +40,41 @@ inline bool same_bits(const nx::Tensor& a, const nx::Tensor& b) {
 // are equal).
 template <class T> bool bits_equal(const std::vector<T>& a, const std::vector<T>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
+// RUNE_JIT_DEBUG's report of the promotions in calls of f (on stderr).
+template <class F> std::string promotions(F call) {
+  setenv("RUNE_JIT_DEBUG", "1", 1);
+  std::ostringstream caught;
+  std::streambuf* was = std::cerr.rdbuf(caught.rdbuf());
+  call();
+  std::cerr.rdbuf(was);
+  unsetenv("RUNE_JIT_DEBUG");
+  return caught.str();
+}
+
+// Bit for bit, but any NaN matches any NaN: which operand's NaN an
+// operation of two NaNs returns is the compiler's choice in the VM's C++
+// (its operands' order: -O3 and -O0 builds differ), in the reference
+// interpreter's vector loops and in machine code.
+inline bool same_values(const nx::Tensor& a, const nx::Tensor& b) {
+  if (same_bits(a, b)) return true;
+  if (a.dtype() != b.dtype() || a.shape() != b.shape() || (a.dtype() != nx::float32 && a.dtype() != nx::float64))
+    return false;
+  const std::vector<double> x = nx::to_vector<double>(a), y = nx::to_vector<double>(b);
+  for (std::size_t k = 0; k < x.size(); ++k)
+    if (!(std::isnan(x[k]) && std::isnan(y[k])) && std::bit_cast<std::uint64_t>(x[k]) != std::bit_cast<std::uint64_t>(y[k]))
+      return false;
+  return true;
+}
+
+// Results of two runs (vectors of tensors), each same_values.
+template <class Values> void same_results(const Values& got, const Values& want) {
+  REQUIRE(got.size() == want.size());
+  for (std::size_t k = 0; k < got.size(); ++k) {
+    INFO("result " << k << ": " << nx::to_string(got[k]) << " against " << nx::to_string(want[k]));
+    CHECK(same_values(got[k], want[k]));
+  }
 }
 
 // Creates a float64 tensor: f64({2, 2}, {1, 2, 3, 4}).

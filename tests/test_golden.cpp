@@ -99,6 +99,17 @@ std::vector<Example> examples() {
              },
              nx::ones(nx::float64, {3, 2}), nx::ones(nx::float64, {2}));
        }},
+      {"spring_forces",
+       [] {
+         return rune::program(
+             [](const Tensor& p) {
+               const Tensor a = nx::create(nx::int32, {4}, {0, 1, 2, 0}), b = nx::create(nx::int32, {4}, {1, 2, 0, 2});
+               const Tensor d = nx::take(p, b, 0) - nx::take(p, a, 0);
+               const Tensor len = nx::sqrt(nx::sum(d * d, {1}, true));
+               return nx::segment_sum((len - 1.) * (d / len), a, 3);
+             },
+             nx::reshape(nx::linspace(nx::float64, -1., 1., 6), {3, 2}));
+       }},
       {"newton_iterate",
        [] {
          return rune::program(

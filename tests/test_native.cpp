@@ -50,30 +50,6 @@ bool iterate_promoted(const rune::vm::Code& code) {
   return !code.invokes.empty() && code.invokes[0].native->promoted();
 }
 
-// Bit for bit, but for NaN: which operand's NaN an operation of two NaNs
-// returns is the compiler's choice in the VM's C++ (its operands' order:
-// -O3 and -O0 builds differ) and in the reference interpreter's vector
-// loops, so any NaN matches any NaN.
-bool same_values(const Tensor& a, const Tensor& b) {
-  if (test::same_bits(a, b)) return true;
-  if (a.dtype() != b.dtype() || a.shape() != b.shape() || (a.dtype() != nx::float32 && a.dtype() != nx::float64))
-    return false;
-  const Tensor x = nx::cast(a, nx::float64), y = nx::cast(b, nx::float64);
-  for (std::int64_t k = 0; k < x.numel(); ++k) {
-    const double u = nx::item(nx::reshape(x, {-1}), {k}), v = nx::item(nx::reshape(y, {-1}), {k});
-    if (!(std::isnan(u) && std::isnan(v)) && std::bit_cast<std::uint64_t>(u) != std::bit_cast<std::uint64_t>(v)) return false;
-  }
-  return true;
-}
-
-void same_results(const rune::vm::Values& got, const rune::vm::Values& want) {
-  REQUIRE(got.size() == want.size());
-  for (std::size_t k = 0; k < got.size(); ++k) {
-    INFO("result " << k << ": " << nx::to_string(got[k]) << " against " << nx::to_string(want[k]));
-    CHECK(same_values(got[k], want[k]));
-  }
-}
-
 // Runs a code whose loop does less work than the promotion threshold per
 // run: on the VM, then again until it is promoted (an iterate's trips count
 // once run, so its third run is the first promoted); every run agrees with
@@ -84,9 +60,9 @@ void on_vm_then_native(const rune::vm::Code& code, const std::vector<Tensor>& ar
   const std::vector<Tensor> evaluated = rune::ir::evaluate(*code.program, args);
   const rune::vm::Values reference(evaluated.begin(), evaluated.end());
   const rune::vm::Values first = rune::vm::run(code, args);
-  same_results(first, reference);
+  test::same_results(first, reference);
   if (native::mode() == Mode::on) CHECK(!promoted(code));
-  for (int again = 0; again < 2; ++again) same_results(rune::vm::run(code, args), first);
+  for (int again = 0; again < 2; ++again) test::same_results(rune::vm::run(code, args), first);
   CHECK(promoted(code) == (promotable && native::mode() != Mode::off && native::built()));
 }
 
@@ -304,7 +280,7 @@ TEST_CASE("random exact scalar steps as machine code give a plain C++ loop's bit
     for (int run = 0; run < 2; ++run) (void)rune::vm::run(*c.code, c.args);  // (the third run promoted)
     const rune::vm::Values got = rune::vm::run(*c.code, c.args);
     CHECK(scan_promoted(*c.code) == (native::mode() != Mode::off && native::built()));
-    same_results(got, step.plain(init, xs));
+    test::same_results(got, step.plain(init, xs));
   }
 }
 
@@ -450,17 +426,6 @@ TEST_CASE("a promoted iterate that runs past its most steps raises the VM's erro
   CHECK(iterate_promoted(*code) == (native::mode() != Mode::off && native::built()));
 }
 
-// RUNE_JIT_DEBUG's report of the promotions in calls of f (on stderr).
-template <class F> std::string promotions(F call) {
-  setenv("RUNE_JIT_DEBUG", "1", 1);
-  std::ostringstream caught;
-  std::streambuf* was = std::cerr.rdbuf(caught.rdbuf());
-  call();
-  std::cerr.rdbuf(was);
-  unsetenv("RUNE_JIT_DEBUG");
-  return caught.str();
-}
-
 TEST_CASE("rune::JitOptions::native_after sets the rows after which a function's scans are promoted") {
   if (native::mode() != Mode::on || !native::built()) return;  // (RUNE_NATIVE=off or eager overrides it)
   auto decay = [](const Tensor& x) {
@@ -468,12 +433,12 @@ TEST_CASE("rune::JitOptions::native_after sets the rows after which a function's
   };
   const Tensor x = f64(3.);
   auto at_once = rune::jit(decay, {.native_after = 0});
-  CHECK(promotions([&] { (void)at_once(x); }).find("promoted after 10 rows") != std::string::npos);
+  CHECK(test::promotions([&] { (void)at_once(x); }).find("promoted after 10 rows") != std::string::npos);
   auto never_promoted = rune::jit(decay, {.native_after = -1});
-  CHECK(promotions([&] { for (int k = 0; k < 200; ++k) (void)never_promoted(x); }).empty());
+  CHECK(test::promotions([&] { for (int k = 0; k < 200; ++k) (void)never_promoted(x); }).empty());
   auto after_30 = rune::jit(decay, {.native_after = 30});
-  CHECK(promotions([&] { (void)after_30(x), (void)after_30(x); }).empty());
-  CHECK(promotions([&] { (void)after_30(x); }).find("promoted after 30 rows") != std::string::npos);
+  CHECK(test::promotions([&] { (void)after_30(x), (void)after_30(x); }).empty());
+  CHECK(test::promotions([&] { (void)after_30(x); }).find("promoted after 30 rows") != std::string::npos);
   CHECK(test::same_bits(at_once(x), decay(x)));
   CHECK(test::same_bits(after_30(x), decay(x)));
 }

@@ -252,6 +252,10 @@ struct MapKernel {
   // The elements each result of its reductions reduces (whole rows).
   std::int64_t reduced = 0;
 
+  // Its promotion to machine code (vm/native/map_loop.cpp): shared by the
+  // copies of this kernel, freed with the last.
+  std::shared_ptr<native::Unit> native = std::make_shared<native::Unit>(native::promoted_elements);
+
   const nx::Shape& shape_of(const Slot& s) const { return s.shape < 0 ? shape : shapes[std::size_t(s.shape)]; }
 };
 

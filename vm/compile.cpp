@@ -43,6 +43,7 @@
 #include "ops/concrete.hpp"
 #include "vm/kernel_shapes.hpp"
 #include "vm/memory_plan.hpp"
+#include "vm/operands.hpp"
 #include "vm/verify.hpp"
 
 namespace rune::vm {
@@ -353,21 +354,6 @@ class Compiler {
     return row;
   }
 
-  // The opcode computing p inline on float64 or float32 (IEEE arithmetic:
-  // the bits of the eager kernels, which compute the same expression).
-  static std::optional<Op> inline_op(Prim p, nx::DType d) {
-    const bool f64 = d == nx::DType::float64;
-    if (!f64 && d != nx::DType::float32) return std::nullopt;
-    switch (p) {
-      case Prim::add: return f64 ? Op::add_f64 : Op::add_f32;
-      case Prim::sub: return f64 ? Op::sub_f64 : Op::sub_f32;
-      case Prim::mul: return f64 ? Op::mul_f64 : Op::mul_f32;
-      case Prim::div: return f64 ? Op::div_f64 : Op::div_f32;
-      case Prim::neg: return f64 ? Op::neg_f64 : Op::neg_f32;
-      default: return std::nullopt;
-    }
-  }
-
   void emit_scalar(const ir::Equation& eq) {
     const Family f = family_of(eq);
     const nx::DType from = type(eq.inputs[f == Family::select ? 1 : 0]).dtype;
@@ -384,12 +370,7 @@ class Compiler {
     if (eq.inputs.size() > 1) in.b = home(eq.inputs[1]).index;
     if (eq.inputs.size() > 2) in.c = home(eq.inputs[2]).index;
     in.row = row_of(eq);
-    switch (f) {
-      case Family::unary: in.op = inline_op(eq.prim, from).value_or(Op::unary); break;
-      case Family::binary: in.op = inline_op(eq.prim, from).value_or(Op::binary); break;
-      case Family::select: in.op = Op::select; break;
-      default: in.op = Op::convert; break;
-    }
+    in.op = scalar_op(f, eq.prim, from);
     code_.instructions.push_back(in);
     note_if_hoisted(eq.hoisted);
   }

@@ -233,9 +233,15 @@ void native_unit(const std::string& name, const native::Unit& unit, const char* 
   out += name + ": " + state + ":\n" + indented(assembly, "  ");
 }
 
-// The scans and iterates of a code and of its sub-codes, each named by
+// The map kernels, scans and iterates of a code and of its sub-codes, each named by
 // where it is.
 void native_units(const Code& code, const std::string& where, std::string& out) {
+  for (std::size_t k = 0; k < code.maps.size(); ++k) {
+    const MapKernel& m = code.maps[k];
+    const char* why = native::map_refusal(m);
+    native_unit(where + "map " + std::to_string(k), *m.native, why, code, nullptr, why ? "" : native::map_listing(m),
+                "elements", out);
+  }
   for (std::size_t k = 0; k < code.scans.size(); ++k) {
     const ScanOp& s = code.scans[k];
     const std::string name = where + "scan " + std::to_string(k);
@@ -264,7 +270,7 @@ std::string native_listing(const Code& code) {
   if (!native::built()) return "this build has no machine-code tier (meson -Dnative)\n";
   std::string out = native::mode() == native::Mode::off ? "RUNE_NATIVE=off: nothing is promoted\n" : "";
   native_units(code, "", out);
-  return out.empty() ? "no unit the machine-code tier promotes (it promotes scans and iterates)\n" : out;
+  return out.empty() ? "no unit the machine-code tier promotes (it promotes map kernels, scans and iterates)\n" : out;
 }
 
 }  // namespace rune::vm

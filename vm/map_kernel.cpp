@@ -494,7 +494,7 @@ using Held = boost::container::small_vector<nx::Tensor, 4>;
     case Source::scalar: return reinterpret_cast<char*>(f.scalars[std::size_t(slot.reg)].bytes);
     case Source::rows: {
       char* base = in_order(f.tensors[std::size_t(slot.reg)]);
-      if (place.kind != Place::Kind::repeated) return base;
+      if (place.kind != Place::Kind::repeated || !repeated) return base;  // (machine code reads the row itself)
       // (the row copied over a block: once, then what is there doubled)
       char* const to = repeated + place.offset;
       const std::size_t bytes = std::size_t(std::min(block, m.size) / m.row * m.row) * place.size;
@@ -510,6 +510,34 @@ using Held = boost::container::small_vector<nx::Tensor, 4>;
       return nx::ops::base_address(*out.impl());
   }
   return nullptr;
+}
+
+// Each scatter's result, a copy of its operand (the rows are added to it),
+// its base address appended to `bases`.
+template <class Addresses> void scatter_results(const MapKernel& m, Frame& f, Addresses& bases) {
+  for (const MapKernel::Scattered& s : m.scatters) {
+    nx::Tensor& out = f.tensors[std::size_t(s.out)];
+    out = nx::ops::make_tensor(m.slots[std::size_t(s.slot)].dtype, s.shape);
+    nx::ops::copy_elements(*f.tensors[std::size_t(m.slots[std::size_t(s.operand)].reg)].impl(), *out.impl());
+    bases.push_back(nx::ops::base_address(*out.impl()));
+  }
+}
+
+// A kernel promoted to machine code: its loop over the kernel's rows (its
+// elements when it is not in rows), on oneTBB in chunks when it is large
+// and scatters nothing.
+void run_native(const MapKernel& m, Frame& f, native::MapLoop loop) {
+  Held held;
+  const std::size_t slots = m.slots.size();
+  Bases bases(slots, boost::container::default_init);
+  for (std::size_t k = 0; k < slots; ++k) bases[k] = slot_base(m, k, f, held, nullptr);
+  scatter_results(m, f, bases);
+  const std::int64_t row = std::max<std::int64_t>(1, m.row), rows = m.size / row;
+  if (!m.scatters.empty() || m.size < nx::ops::parallel_grain) return loop(bases.data(), 0, rows);
+  tbb::parallel_for(
+      tbb::blocked_range<std::int64_t>(0, rows, std::max<std::int64_t>(1, nx::ops::chunk_elements / row)),
+      [&](const tbb::blocked_range<std::int64_t>& r) { loop(bases.data(), r.begin(), r.end()); },
+      tbb::simple_partitioner());
 }
 
 // A kernel of one block (MapKernel::single_block): its steps run straight on
@@ -549,15 +577,10 @@ void run_blocks(const MapKernel& m, Frame& f) {
     }
     return run_reducing(m, bases, results);
   }
-  if (!m.scatters.empty()) {  // (each result a copy of its operand, then the blocks' rows added in order)
+  if (!m.scatters.empty()) {  // (on one thread: eager's order of the adds)
     boost::container::small_vector<char*, MapKernel::max_scatters> scattered;
-    for (const MapKernel::Scattered& s : m.scatters) {
-      nx::Tensor& out = f.tensors[std::size_t(s.out)];
-      out = nx::ops::make_tensor(m.slots[std::size_t(s.slot)].dtype, s.shape);
-      nx::ops::copy_elements(*f.tensors[std::size_t(m.slots[std::size_t(s.operand)].reg)].impl(), *out.impl());
-      scattered.push_back(nx::ops::base_address(*out.impl()));
-    }
-    return Blocks(m, bases, scattered.data()).run(0, m.size);  // (on one thread: eager's order of the adds)
+    scatter_results(m, f, scattered);
+    return Blocks(m, bases, scattered.data()).run(0, m.size);
   }
   if (m.size < nx::ops::parallel_grain) return Blocks(m, bases).run(0, m.size);
   // (chunks of whole rows when the kernel is in rows)
@@ -574,6 +597,10 @@ void run_blocks(const MapKernel& m, Frame& f) {
 
 }  // namespace
 
-void run_map(const MapKernel& m, Frame& f) { return m.single_block ? run_one_block(m, f) : run_blocks(m, f); }
+void run_map(const MapKernel& m, Frame& f) {
+  if (const void* loop = m.native->loop(m.size, native::emit_map, &m, "a map kernel", "elements"))
+    return run_native(m, f, reinterpret_cast<native::MapLoop>(loop));
+  return m.single_block ? run_one_block(m, f) : run_blocks(m, f);
+}
 
 }  // namespace rune::vm

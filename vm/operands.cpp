@@ -52,4 +52,26 @@ Registers registers(const Code& code, const Instruction& in, bool written) {
 Registers reads(const Code& code, const Instruction& in) { return registers(code, in, false); }
 Registers writes(const Code& code, const Instruction& in) { return registers(code, in, true); }
 
+Op scalar_op(nx::ops::Family family, nx::ops::Prim prim, nx::DType dtype) {
+  using nx::ops::Family;
+  using nx::ops::Prim;
+  const bool f64 = dtype == nx::DType::float64;
+  if (f64 || dtype == nx::DType::float32) {
+    switch (prim) {
+      case Prim::add: return f64 ? Op::add_f64 : Op::add_f32;
+      case Prim::sub: return f64 ? Op::sub_f64 : Op::sub_f32;
+      case Prim::mul: return f64 ? Op::mul_f64 : Op::mul_f32;
+      case Prim::div: return f64 ? Op::div_f64 : Op::div_f32;
+      case Prim::neg: return f64 ? Op::neg_f64 : Op::neg_f32;
+      default: break;
+    }
+  }
+  switch (family) {
+    case Family::unary: return Op::unary;
+    case Family::binary: return Op::binary;
+    case Family::select: return Op::select;
+    default: return Op::convert;
+  }
+}
+
 }  // namespace rune::vm

@@ -57,4 +57,10 @@ using Registers = boost::container::small_vector<Location, 4>;
 Registers reads(const Code& code, const Instruction& in);
 Registers writes(const Code& code, const Instruction& in);
 
+// The opcode of a scalar instruction computing `prim` of `family` on
+// operands of `dtype`: + - * / and negation of float32 and float64 inline
+// (IEEE arithmetic: the eager kernels' bits), anything else through its
+// row loop (unary, binary, select, convert).
+Op scalar_op(nx::ops::Family family, nx::ops::Prim prim, nx::DType dtype);
+
 }  // namespace rune::vm

@@ -31,7 +31,7 @@ const std::vector<Session::Command>& Session::commands() {
       {{"step", "s"}, "step [N]", "take one action (or N), showing the values defined", &Session::step},
       {{"bytecode", "bc"}, "bytecode", "print the bytecode the program compiles to", &Session::bytecode},
       {{"stepi", "si"}, "stepi [N]", "run one instruction (or N), showing registers written", &Session::stepi},
-      {{"native"}, "native", "print the machine code of the bytecode's scans (docs/vm.md)", &Session::native},
+      {{"native"}, "native", "print the machine code of the bytecode's map kernels, scans and iterates (docs/vm.md)", &Session::native},
       {{"continue", "c"}, "continue [N]", "go on to the next breakpoint (or the Nth) or the end",
        &Session::continue_command},
       {{"break", "b"}, "break [%n [row K] ...]", "stop before the equation defining %n (alone: list)",
@@ -79,9 +79,10 @@ const char* help_notes =
     "each and the registers it wrote; a scan is one instruction, its step run\n"
     "whole. At the end it shows the results and the next stepi starts over.\n"
     "Its run is apart from step's; load, run, start and reset end it.\n"
-    "native shows the machine code of each scan of the bytecode whose step\n"
-    "the machine-code tier emits (promoted once it has run 1000 rows, or at\n"
-    "once with RUNE_NATIVE=eager), or why it stays on the VM.\n";
+    "native shows the machine code of each map kernel, scan and iterate of\n"
+    "the bytecode that the machine-code tier emits (a scan promoted once it\n"
+    "has run 1000 rows, a kernel 131072 elements, or at once with\n"
+    "RUNE_NATIVE=eager), or why it stays on the VM.\n";
 
 std::string trimmed(const std::string& s) {
   std::size_t first = s.find_first_not_of(" \t");

@@ -26,6 +26,11 @@ class Frames {
   nx::DType type(std::int32_t key) const { return types_[std::size_t(key)]; }
   bool is_double(std::int32_t key) const { return type(key) == nx::DType::float64; }
   std::size_t size_of(std::int32_t key) const { return nx::size_of(type(key)); }
+  // A packed value: a row of 16 bytes (two float64 or four float32) in one
+  // xmm register, its home the key's slot and the next (a map kernel's
+  // row, map_loop.cpp).
+  void pack(std::int32_t key) { packed_[std::size_t(key)] = 1; }
+  bool packed(std::int32_t key) const { return packed_[std::size_t(key)] != 0; }
   // A value's frame slot, as wide as its type.
   asmjit::x86::Mem home(std::int32_t key) const;
   // Its address (a call-out's argument).
@@ -40,6 +45,12 @@ class Frames {
   std::vector<Space> spaces_;
   std::vector<nx::DType> types_;
   std::vector<std::uint8_t> space_of_;
+  std::vector<std::uint8_t> packed_;
 };
+
+// Moves a value of `key` (its width: a scalar of its type, or a packed
+// row) between an xmm register and memory or another register.
+void move_value(asmjit::x86::Assembler& as, const Frames& frames, std::int32_t key, const asmjit::Operand_& to,
+                const asmjit::Operand_& from);
 
 }  // namespace rune::vm::native

@@ -67,7 +67,7 @@ Trip::Trip(x86::Assembler& as, const Frames& frames, std::vector<Event> events, 
 
 void Trip::instruction(std::size_t e) {
   const Instruction& in = *events_[e].in;
-  if (comments_) as_.comment(("; " + instruction_text(frames_.code(events_[e].space), in)).c_str());
+  if (comments_) as_.comment(("; " + text(e, in)).c_str());
   switch (info(in.op).tier) {
     case Tier::emit: return arithmetic(e, in);
     case Tier::call:
@@ -77,6 +77,18 @@ void Trip::instruction(std::size_t e) {
   }
 }
 
+// An instruction as listings show it; a move between a scalar and a row
+// (lanes) as what it does.
+std::string Trip::text(std::size_t e, const Instruction& in) const {
+  const std::int32_t a = key(e, in.a), dst = key(e, in.dst);
+  if (in.op != Op::convert || frames_.packed(a) == frames_.packed(dst))
+    return instruction_text(frames_.code(events_[e].space), in);
+  std::string out = frames_.packed(dst) ? "spread     s" : "lane       s";
+  out.append(std::to_string(in.dst)).append(" = s").append(std::to_string(in.a));
+  if (frames_.packed(dst)) return out.append(" along the row");
+  return out.append("[").append(std::to_string(in.aux)).append("]");
+}
+
 // dst = a op b (or -a), float32 or float64, in xmm registers: dst takes
 // a's register when a dies here. The operands keep their order (the VM's
 // `s[a] + s[b]` is `addsd a, b` when optimized: the same NaN out of two).
@@ -84,14 +96,29 @@ void Trip::arithmetic(std::size_t e, const Instruction& in) {
   const bool negation = in.op == Op::neg_f64 || in.op == Op::neg_f32;
   const std::int32_t a = key(e, in.a), b = negation ? -1 : key(e, in.b), dst = key(e, in.dst);
   const std::int32_t a_next = after(e, 0), b_next = negation ? never : after(e, 1);
+  const bool packed = frames_.packed(dst);
   const int xb_cached = negation ? -1 : cache_.find(b);
   const int xa = cache_.load(a, a_next, bit(xb_cached));
-  const int xb = negation ? -1 : cache_.find(b);
+  // (a packed operand from memory would have to be 16-byte aligned: b is loaded)
+  const int xb = negation ? -1 : packed ? cache_.load(b, b_next, bit(xa)) : cache_.find(b);
   const int xd = a_next == never ? xa : cache_.allocate(bit(xa) | bit(xb));
   const x86::Xmm d = x86::xmm(std::uint32_t(xd));
   if (xd != xa) as_.movaps(d, x86::xmm(std::uint32_t(xa)));
   if (negation) {
-    flip_sign(d, in.op == Op::neg_f64);
+    flip_sign(d, in.op == Op::neg_f64, packed);
+  } else if (packed) {
+    const x86::Xmm r = x86::xmm(std::uint32_t(xb));
+    switch (in.op) {
+      case Op::add_f64: as_.addpd(d, r); break;
+      case Op::sub_f64: as_.subpd(d, r); break;
+      case Op::mul_f64: as_.mulpd(d, r); break;
+      case Op::div_f64: as_.divpd(d, r); break;
+      case Op::add_f32: as_.addps(d, r); break;
+      case Op::sub_f32: as_.subps(d, r); break;
+      case Op::mul_f32: as_.mulps(d, r); break;
+      case Op::div_f32: as_.divps(d, r); break;
+      default: break;
+    }
   } else {
     const x86::Xmm r = x86::xmm(std::uint32_t(xb < 0 ? 0 : xb));
     const x86::Mem m = frames_.home(b);
@@ -112,17 +139,25 @@ void Trip::arithmetic(std::size_t e, const Instruction& in) {
   cache_.define(xd, dst, written(e, 0));
 }
 
-void Trip::flip_sign(const x86::Xmm& d, bool doubles) {
+void Trip::flip_sign(const x86::Xmm& d, bool doubles, bool packed) {
+  const x86::Xmm mask = lane_mask(std::uint64_t(1) << 63, std::uint32_t(1) << 31, doubles, packed);
+  doubles ? as_.xorpd(d, mask) : as_.xorps(d, mask);
+}
+
+// xmm15 holding a float64's or float32's bit mask in its first lane, or in
+// every lane of a packed row.
+x86::Xmm Trip::lane_mask(std::uint64_t mask64, std::uint32_t mask32, bool doubles, bool packed) {
   const x86::Xmm mask = x86::xmm15;
   if (doubles) {
-    as_.mov(x86::rax, asmjit::imm(std::uint64_t(1) << 63));
+    as_.mov(x86::rax, asmjit::imm(mask64));
     as_.movq(mask, x86::rax);
-    as_.xorpd(d, mask);
+    if (packed) as_.unpcklpd(mask, mask);
   } else {
-    as_.mov(x86::eax, asmjit::imm(std::uint32_t(1) << 31));
+    as_.mov(x86::eax, asmjit::imm(mask32));
     as_.movd(mask, x86::eax);
-    as_.xorps(d, mask);
+    if (packed) as_.shufps(mask, mask, 0);
   }
+  return mask;
 }
 
 namespace {
@@ -220,24 +255,17 @@ bool Trip::inline_call(std::size_t e, const Instruction& in) {
     case Op::unary: {  // sqrt (correctly rounded: sqrtsd) and abs (the sign bit cleared)
       if (!is_float(in.dtype) || (in.prim != Prim::sqrt && in.prim != Prim::abs)) return false;
       const std::int32_t a = key(e, in.a);
-      const bool doubles = in.dtype == nx::DType::float64;
+      const bool doubles = in.dtype == nx::DType::float64, packed = frames_.packed(key(e, in.dst));
       const int xa = cache_.load(a, after(e, 0), 0);
       const int xd = after(e, 0) == never ? xa : cache_.allocate(bit(xa));
       const x86::Xmm d = x86::xmm(std::uint32_t(xd)), s = x86::xmm(std::uint32_t(xa));
       if (in.prim == Prim::sqrt) {
-        doubles ? as_.sqrtsd(d, s) : as_.sqrtss(d, s);
+        if (packed) doubles ? as_.sqrtpd(d, s) : as_.sqrtps(d, s);
+        else doubles ? as_.sqrtsd(d, s) : as_.sqrtss(d, s);
       } else {
         if (xd != xa) as_.movaps(d, s);
-        const x86::Xmm mask = x86::xmm15;
-        if (doubles) {
-          as_.mov(x86::rax, asmjit::imm(~(std::uint64_t(1) << 63)));
-          as_.movq(mask, x86::rax);
-          as_.andpd(d, mask);
-        } else {
-          as_.mov(x86::eax, asmjit::imm(~(std::uint32_t(1) << 31)));
-          as_.movd(mask, x86::eax);
-          as_.andps(d, mask);
-        }
+        const x86::Xmm mask = lane_mask(~(std::uint64_t(1) << 63), ~(std::uint32_t(1) << 31), doubles, packed);
+        doubles ? as_.andpd(d, mask) : as_.andps(d, mask);
       }
       if (xd != xa) cache_.read(a, after(e, 0));
       cache_.define(xd, key(e, in.dst), written(e, 0));
@@ -263,6 +291,7 @@ bool Trip::inline_call(std::size_t e, const Instruction& in) {
     }
     case Op::convert: {
       const std::int32_t a = key(e, in.a), dst = key(e, in.dst);
+      if (frames_.packed(a) != frames_.packed(dst)) return lanes(e, in);
       if (!is_float(in.dtype) || !is_float(frames_.type(dst)) || in.dtype == frames_.type(dst)) return false;
       const int xa = cache_.load(a, after(e, 0), 0);
       const int xd = cache_.allocate(bit(xa));
@@ -278,9 +307,31 @@ bool Trip::inline_call(std::size_t e, const Instruction& in) {
   }
 }
 
+// Between a scalar and a packed row of its type (a map kernel's row,
+// map_loop.cpp): a scalar repeated along the row, or lane `aux` of the
+// row. False: not those.
+bool Trip::lanes(std::size_t e, const Instruction& in) {
+  const std::int32_t a = key(e, in.a), dst = key(e, in.dst);
+  if (!is_float(in.dtype) || frames_.type(dst) != in.dtype) return false;
+  const bool doubles = in.dtype == nx::DType::float64;
+  const int xa = cache_.load(a, after(e, 0), 0);
+  const int xd = after(e, 0) == never ? xa : cache_.allocate(bit(xa));  // (a row's lane 0 where it dies: no code)
+  const x86::Xmm d = x86::xmm(std::uint32_t(xd));
+  if (xd != xa) as_.movaps(d, x86::xmm(std::uint32_t(xa)));
+  if (frames_.packed(dst)) {
+    doubles ? as_.unpcklpd(d, d) : as_.shufps(d, d, 0);
+  } else if (in.aux > 0) {
+    doubles ? as_.unpckhpd(d, d) : as_.shufps(d, d, std::uint32_t(in.aux));
+  }
+  if (xd != xa) cache_.read(a, after(e, 0));
+  cache_.define(xd, dst, written(e, 0));
+  return true;
+}
+
 // The row loop on one element, its operands and result at home; the callee
 // owns every xmm register, so the values read later go home first.
 void Trip::call_out(std::size_t e, const Instruction& in) {
+  called_out_ = true;
   const Event& ev = events_[e];
   for (std::int32_t r : ev.reads) cache_.store(r);
   for (std::size_t k = 0; k < ev.reads.size(); ++k) cache_.read(ev.reads[k], after(e, k));

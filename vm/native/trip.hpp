@@ -16,6 +16,7 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include <asmjit/x86.h>
@@ -94,6 +95,9 @@ class Trip {
     std::int32_t key;  // the target's value (its type)
   };
   void move_all(std::vector<Move> moves);
+  // Whether an instruction emitted so far calls out (every register but
+  // the callee-saved ones changes there).
+  bool called_out() const { return called_out_; }
   // Copies an element of `size` bytes from memory to memory through rax.
   void copy(const asmjit::x86::Mem& to, const asmjit::x86::Mem& from, std::size_t size);
 
@@ -103,7 +107,10 @@ class Trip {
   bool inline_integers(std::size_t e, const Instruction& in);
   void call_out(std::size_t e, const Instruction& in);
   void move(const Move& m);
-  void flip_sign(const asmjit::x86::Xmm& d, bool doubles);
+  bool lanes(std::size_t e, const Instruction& in);
+  std::string text(std::size_t e, const Instruction& in) const;
+  void flip_sign(const asmjit::x86::Xmm& d, bool doubles, bool packed);
+  asmjit::x86::Xmm lane_mask(std::uint64_t mask64, std::uint32_t mask32, bool doubles, bool packed);
   std::int32_t key(std::size_t e, std::int32_t reg) const { return frames_.key(events_[e].space, reg); }
 
   asmjit::x86::Assembler& as_;
@@ -113,6 +120,7 @@ class Trip {
   std::vector<std::vector<std::int32_t>> after_, written_;
   std::vector<std::int32_t> first_;
   XmmCache cache_;
+  bool called_out_ = false;
 };
 
 // A general register of `size` bytes (1, 2, 4, 8) of the given id.

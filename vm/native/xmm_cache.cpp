@@ -25,7 +25,7 @@ int XmmCache::allocate(std::uint32_t keep) {
 int XmmCache::load(std::int32_t reg, std::int32_t next, std::uint32_t keep) {
   if (const int x = find(reg); x >= 0) return x;
   const int x = allocate(keep);
-  move_scalar(as_, x86::xmm(std::uint32_t(x)), frames_.home(reg), frames_.is_double(reg));
+  move_value(as_, frames_, reg, x86::xmm(std::uint32_t(x)), frames_.home(reg));
   entries_[std::size_t(x)] = {reg, next, false};
   where_[std::size_t(reg)] = std::int8_t(x);
   return x;
@@ -58,7 +58,7 @@ void XmmCache::define(int xmm, std::int32_t reg, std::int32_t next) {
 void XmmCache::store(std::int32_t reg) {
   const int x = find(reg);
   if (x < 0 || !entries_[std::size_t(x)].changed) return;
-  move_scalar(as_, frames_.home(reg), x86::xmm(std::uint32_t(x)), frames_.is_double(reg));
+  move_value(as_, frames_, reg, frames_.home(reg), x86::xmm(std::uint32_t(x)));
   entries_[std::size_t(x)].changed = false;
 }
 

@@ -1,0 +1,225 @@
+// The machine-code tier's map kernels (vm/native/map_loop.cpp): a kernel in
+// rows of two float64 or four float32 (a cloth's springs: gathers by index,
+// short rows reduced, per-row values, scatters) promoted to machine code
+// gives the VM's bits (NaN payloads aside) and the reference interpreter's,
+// whatever its values and indices; a plain C++ loop is the oracle of one
+// spring kernel; the kernels it leaves on the VM say why.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "helpers.hpp"
+#include "ir/eval.hpp"
+#include "ir/passes/pipeline.hpp"
+#include "vm/compile.hpp"
+#include "vm/listing.hpp"
+#include "vm/machine.hpp"
+#include <rune/rune.hpp>
+
+using nx::Tensor;
+using rune::vm::native::Mode;
+namespace native = rune::vm::native;
+
+namespace {
+
+// f's program as rune::jit compiles it (simplified), twice: every unit left
+// on the VM, and every unit promoted at once.
+template <class F, class... Args> std::pair<std::shared_ptr<const rune::vm::Code>, std::shared_ptr<const rune::vm::Code>>
+both_codes(F f, const Args&... args) {
+  auto compiled = [&] {
+    return rune::vm::compile(
+        std::make_shared<const rune::ir::Program>(rune::ir::simplify(rune::program(f, args...).ir())));
+  };
+  auto on_vm = compiled(), promoted = compiled();
+  native::promote_after(*on_vm, -1);
+  native::promote_after(*promoted, 0);
+  return {on_vm, promoted};
+}
+
+std::size_t promoted_kernels(const rune::vm::Code& code) {
+  std::size_t n = 0;
+  for (const rune::vm::MapKernel& m : code.maps) n += m.native->promoted();
+  return n;
+}
+
+// Runs f's kernels on the VM and as machine code (twice: the loop is
+// reused), against each other and the reference interpreter; returns how
+// many kernels were promoted.
+template <class F, class... Args> std::size_t vm_and_native_agree(F f, const Args&... arguments) {
+  const std::vector<Tensor> args{arguments...};
+  const auto [on_vm, promoted] = both_codes(f, arguments...);
+  const std::vector<Tensor> evaluated = rune::ir::evaluate(*on_vm->program, args);
+  const rune::vm::Values reference(evaluated.begin(), evaluated.end()), vm = rune::vm::run(*on_vm, args);
+  test::same_results(vm, reference);
+  for (int again = 0; again < 2; ++again) test::same_results(rune::vm::run(*promoted, args), vm);
+  if (native::mode() == Mode::on) CHECK(promoted_kernels(*on_vm) == 0);  // (eager promotes both)
+  return promoted_kernels(*promoted);
+}
+
+bool promotes() { return native::built() && native::mode() != Mode::off; }
+
+// Values IEEE arithmetic treats apart, and ordinary ones.
+double value(std::mt19937& rng, bool special) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double pool[] = {0., -0., 4e-310, -3e-39, inf, -inf, std::nan(""), 1.5, -2.25, 3e5, 1e-3};
+  if (special && std::uniform_int_distribution<int>(0, 2)(rng) == 0)
+    return pool[std::uniform_int_distribution<std::size_t>(0, std::size(pool) - 1)(rng)];
+  return std::uniform_real_distribution<double>(-2, 2)(rng);
+}
+
+// A random kernel over springs between the rows of x ([n, 2] float64 or
+// [n, 4] float32), by indices a and b (in range, or negative and past the
+// end): the difference of the rows they name, then random steps on whole
+// rows (with a scalar, a per-spring weight, the row's length or product,
+// negation, abs, sqrt), per-row steps (a select on a comparison, exp:
+// a call-out), and as results the rows, their sums, their segment sums
+// by a (dropped where a is out of range) and x with them added at b.
+struct RandomKernel {
+  enum Kind { plus_scalar, times_weight, unit, minus_product, negate, magnitude, root, choose, grow, twice };
+  nx::DType type = nx::float64;
+  std::int64_t row = 2, n = 7, springs = 40;
+  std::vector<Kind> steps;
+
+  explicit RandomKernel(std::mt19937& rng) {
+    auto pick = [&](int k) { return std::uniform_int_distribution<int>(0, k - 1)(rng); };
+    if (pick(2)) type = nx::float32, row = 4;
+    for (int k = 1 + pick(8); k-- > 0;) steps.push_back(Kind(pick(10)));
+  }
+
+  std::tuple<Tensor, Tensor, Tensor, Tensor> operator()(const Tensor& x, const Tensor& a, const Tensor& b,
+                                                        const Tensor& w, const Tensor& s) const {
+    Tensor v = nx::take(x, b, 0) - nx::take(x, a, 0);
+    for (Kind k : steps) {
+      switch (k) {
+        case plus_scalar: v = v + s; break;
+        case times_weight: v = v * w; break;
+        case unit: v = v / nx::sqrt(nx::sum(v * v, {1}, true)); break;
+        case minus_product: v = v - nx::prod(v, {1}, true); break;
+        case negate: v = -v; break;
+        case magnitude: v = nx::abs(v); break;
+        case root: v = nx::sqrt(nx::abs(v)); break;
+        case choose: {
+          const Tensor r = nx::sum(v, {1}, true);
+          v = v * nx::where(nx::less(r, 0.), -r, r * 2.);
+          break;
+        }
+        case grow: v = v + nx::exp(nx::sum(v, {1}, true) * 0.01); break;
+        case twice: v = v * 2. - v / 3.; break;
+      }
+    }
+    return {v, nx::sum(v, {1}, true), nx::segment_sum(v, a, n), nx::scatter_add(x, b, v)};
+  }
+
+  std::vector<Tensor> arguments(std::mt19937& rng, bool special, bool wild, nx::DType index) const {
+    std::vector<double> x(static_cast<std::size_t>(n * row)), w(static_cast<std::size_t>(springs));
+    for (double& e : x) e = value(rng, special);
+    for (double& e : w) e = value(rng, special);
+    std::vector<double> a(static_cast<std::size_t>(springs)), b(static_cast<std::size_t>(springs));
+    auto index_value = [&] {
+      return double(wild ? std::uniform_int_distribution<std::int64_t>(-2 * n, 2 * n)(rng)
+                         : std::uniform_int_distribution<std::int64_t>(0, n - 1)(rng));
+    };
+    for (double& e : a) e = index_value();
+    for (double& e : b) e = index_value();
+    return {nx::create(type, {n, row}, x), nx::create(index, {springs}, a), nx::create(index, {springs}, b),
+            nx::create(type, {springs, 1}, w), nx::scalar(type, value(rng, special))};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("random kernels over springs give the VM's and the reference interpreter's bits as machine code") {
+  std::size_t promoted = 0;
+  for (std::uint32_t seed = 1; seed <= 120; ++seed) {
+    std::mt19937 rng(seed);
+    const RandomKernel kernel(rng);
+    const std::vector<Tensor> args = kernel.arguments(rng, seed % 2 == 0, seed % 3 == 0, seed % 4 ? nx::int32 : nx::int64);
+    INFO("seed " << seed << ": " << nx::name(kernel.type) << ", " << kernel.steps.size() << " steps");
+    auto f = [&](const Tensor& x, const Tensor& a, const Tensor& b, const Tensor& w, const Tensor& s) {
+      return kernel(x, a, b, w, s);
+    };
+    promoted += vm_and_native_agree(f, args[0], args[1], args[2], args[3], args[4]);
+  }
+  if (promotes()) CHECK(promoted >= 120);  // (each case's spring kernel at least)
+}
+
+// The outside oracle: the cloth's spring forces by a plain C++ loop, in the
+// operations' order (a row's sum as the eager loop of short rows adds it:
+// (0 + x) + (0 + y)), bit for bit as machine code.
+TEST_CASE("a spring kernel as machine code gives a plain C++ loop's bits") {
+  const std::size_t n = 12, springs = 30;
+  std::mt19937 rng(7);
+  std::vector<double> pos(2 * n), vel(2 * n), rest(springs);
+  for (double& e : pos) e = std::uniform_real_distribution<double>(-1, 1)(rng);
+  for (double& e : vel) e = std::uniform_real_distribution<double>(-1, 1)(rng);
+  for (double& e : rest) e = std::uniform_real_distribution<double>(0.1, 0.5)(rng);
+  std::vector<double> a(springs), b(springs);
+  for (std::size_t s = 0; s < springs; ++s) a[s] = double(s % n), b[s] = double((s * 5 + 1) % n);
+  const double k = 1e4, c = 5.;
+  std::vector<double> force(2 * n, 0.);
+  for (std::size_t s = 0; s < springs; ++s) {
+    const std::size_t ia = std::size_t(a[s]), ib = std::size_t(b[s]);
+    const double dx = pos[2 * ib] - pos[2 * ia], dy = pos[2 * ib + 1] - pos[2 * ia + 1];
+    const double len = std::sqrt((0. + dx * dx) + (0. + dy * dy));
+    const double ux = dx / len, uy = dy / len;
+    const double rx = vel[2 * ib] - vel[2 * ia], ry = vel[2 * ib + 1] - vel[2 * ia + 1];
+    const double rel = (0. + rx * ux) + (0. + ry * uy);
+    const double f = k * (len - rest[s]) + c * rel;
+    force[2 * ia] += f * ux, force[2 * ia + 1] += f * uy;
+  }
+  auto spring_forces = [&](const Tensor& p, const Tensor& v, const Tensor& ta, const Tensor& tb, const Tensor& r) {
+    const Tensor d = nx::take(p, tb, 0) - nx::take(p, ta, 0);
+    const Tensor len = nx::sqrt(nx::sum(d * d, {1}, true));
+    const Tensor dir = d / len;
+    const Tensor rel = nx::sum((nx::take(v, tb, 0) - nx::take(v, ta, 0)) * dir, {1}, true);
+    return nx::segment_sum((k * (len - r) + c * rel) * dir, ta, n);
+  };
+  const std::vector<Tensor> args{nx::create(nx::float64, {n, 2}, pos), nx::create(nx::float64, {n, 2}, vel),
+                                 nx::create(nx::int32, {springs}, a), nx::create(nx::int32, {springs}, b),
+                                 nx::create(nx::float64, {springs, 1}, rest)};
+  const auto [on_vm, promoted] = both_codes(spring_forces, args[0], args[1], args[2], args[3], args[4]);
+  const rune::vm::Values got = rune::vm::run(*promoted, args);
+  CHECK(test::bits_equal(nx::to_vector<double>(got[0]), force));
+  CHECK(promoted_kernels(*promoted) == (promotes() ? 1u : 0u));
+}
+
+TEST_CASE("kernels the machine-code tier leaves on the VM say why") {
+  if (!native::built()) return;
+  const Tensor x = nx::reshape(nx::linspace(nx::float64, -1., 1., 12), {4, 3}), y = nx::linspace(nx::float64, 0., 1., 8);
+  const Tensor p = nx::reshape(nx::linspace(nx::float64, -1., 1., 8), {4, 2});
+  const Tensor i = nx::create(nx::int32, {5}, {0, 3, 1, 1, 2}), j = nx::create(nx::int32, {5}, {2, 2, 0, 3, 1});
+  auto why = [](const auto& f, const auto&... args) {
+    const auto [on_vm, promoted] = both_codes(f, args...);
+    INFO(rune::vm::listing(*promoted));
+    REQUIRE(!promoted->maps.empty());
+    return std::string(native::map_refusal(promoted->maps[0]));
+  };
+  auto difference = [](const Tensor& v, const Tensor& from, const Tensor& to) {
+    return nx::tanh(nx::take(v, to, 0) - nx::take(v, from, 0));
+  };
+  CHECK(why([](const Tensor& v) { return nx::exp(v) * 2.; }, y) == "it is not in rows of two float64 or four float32");
+  CHECK(why(difference, x, i, j) == "it reads rows other than two float64 or four float32");
+  CHECK(why([](const Tensor& v) { return nx::sum(v * v); }, y) ==
+        "it reduces whole values (the VM folds them block by block)");
+  CHECK(why(difference, p, i, j) == "a step on whole rows the tier does not emit packed");
+}
+
+TEST_CASE("rune::JitOptions::native_after 0 promotes a function's map kernels at once") {
+  if (native::mode() != Mode::on || !native::built()) return;  // (RUNE_NATIVE=off or eager overrides it)
+  const Tensor p = nx::reshape(nx::linspace(nx::float64, -1., 1., 8), {4, 2});
+  const Tensor i = nx::create(nx::int32, {5}, {0, 3, 1, 1, 2}), j = nx::create(nx::int32, {5}, {2, 2, 0, 3, 1});
+  auto differences = [](const Tensor& v, const Tensor& from, const Tensor& to) {
+    return (nx::take(v, to, 0) - nx::take(v, from, 0)) * 2.;
+  };
+  auto at_once = rune::jit(differences, {.native_after = 0});
+  CHECK(test::promotions([&] { (void)at_once(p, i, j); }).find("a map kernel promoted after 10 elements") !=
+        std::string::npos);
+  auto by_default = rune::jit(differences);  // (2^17 elements: thousands of calls)
+  CHECK(test::promotions([&] { for (int k = 0; k < 100; ++k) (void)by_default(p, i, j); }).empty());
+  CHECK(test::same_bits(at_once(p, i, j), differences(p, i, j)));
+}
