@@ -392,7 +392,7 @@ def w3c_section(rows, copies, w):
             w(f"- **2 thr: rune jit {rj.t * 1e3:.2f} ms/call = {q:.1f}x the copy loop ({c.t * 1e3:.2f} ms); "
               f"target (within {W3C_COPY_TARGET:.0f}x): {'MET' if q <= W3C_COPY_TARGET else 'NOT MET'}; "
               f"issue 27's (machine code, within {W3C_NATIVE_COPY_TARGET:.0f}x): "
-              f"{'MET' if q <= W3C_NATIVE_COPY_TARGET else 'NOT MET (map kernels are not machine code yet)'}.**")
+              f"{'MET' if q <= W3C_NATIVE_COPY_TARGET else 'NOT MET (an elementwise kernel stays on the VM: docs/vm.md, Machine code)'}.**")
         else:
             w("- **2 thr: no copy-loop row to compare with; target not assessed.**")
         if ne and ne.t:
@@ -582,7 +582,10 @@ def w8_section(rows, w):
       "compiled call of each of `nx::take`, `nx::scatter_add` and `nx::segment_sum` on rows of [n, 2] "
       "float64 by random int32 indices, against a plain loop doing the same reads and writes into a buffer "
       "allocated once. Targets: every rune row within 2x its baseline (time ÷ the baseline's, medians of "
-      "the same run), the flight's final positions within 1e-9 of the plain loop's, 0 allocations a frame.")
+      "the same run), the flight's final positions within 1e-9 of the plain loop's, 0 allocations a frame. "
+      "The step's two map kernels (the springs', the masses') are in rows of two float64 and run as machine "
+      "code once promoted (docs/vm.md, \"Machine code\"); under the vmap the rows come in slabs, one per "
+      "lane, and its kernels stay on the VM.")
     w("")
     if not any(r.workload == "W8" for r in rows):
         w("**rune: no W8 result (see the raw output below).**")
@@ -607,7 +610,7 @@ def w8_section(rows, w):
                f"{W8_TARGET:.0f}x: {'MET' if q <= W8_TARGET else 'NOT MET'}"
         if rune_impl.startswith("rune jit(scan), 1000"):
             text += f"; issue 27's target (machine code) within {W8_NATIVE_TARGET:.1f}x: " + (
-                "MET" if q <= W8_NATIVE_TARGET else "NOT MET (its kernels are not machine code yet)")
+                "MET" if q <= W8_NATIVE_TARGET else "NOT MET (its kernels run as machine code: docs/design.md, The machine-code tier)")
             d = w8_figure(rj, r"final positions vs the plain loop " + W8_NUM)
             text += "; final positions within 1e-9 of the plain loop's: " + (
                 f"{'MET' if d <= W8_DIFF_TARGET else 'NOT MET'} (max abs difference {d:.3g})" if d is not None
