@@ -75,6 +75,24 @@ TEST_CASE("threads calling one scan while it is promoted to machine code get the
   CHECK(wrong_calls([&](int, int) { return values(f(x)) == expected; }) == 0);
 }
 
+// A map kernel in rows of two float64 (springs' directions over 2^16
+// points: 2^17 elements a call, promoted after the first) and large enough
+// to run on oneTBB: the same bits on every thread, before and after.
+TEST_CASE("threads calling one map kernel while it is promoted to machine code get the single-threaded results") {
+  const std::int64_t n = 1 << 16;
+  const Tensor p = nx::reshape(nx::sin(nx::arange(nx::float64, 0, double(2 * n))), {n, 2});
+  std::vector<double> springs(static_cast<std::size_t>(n));
+  for (std::int64_t k = 0; k < n; ++k) springs[std::size_t(k)] = double((k * 7 + 1) % n);  // (never k: no zero length)
+  const Tensor i = nx::create(nx::int32, {n}, springs);
+  auto directions = [](const Tensor& v, const Tensor& j) {
+    const Tensor d = nx::take(v, j, 0) - v;
+    return d / nx::sqrt(nx::sum(d * d, {1}, true));
+  };
+  const std::vector<double> expected = values(directions(p, i));  // eager
+  auto f = rune::jit(directions);
+  CHECK(wrong_calls([&](int, int) { return values(f(p, i)) == expected; }) == 0);
+}
+
 // Threads racing on a new key wait for the first to trace it.
 TEST_CASE("threads racing on new keys trace each key once") {
   const std::vector<Tensor> xs = inputs();
