@@ -50,22 +50,32 @@ template <IndexMode Mode, class I> GatherRows by_row_bytes(std::size_t row_bytes
   }
 }
 
+template <Prim P, class T> T combined(T x, T y) {  // (T: an element, or a Vector of them)
+  if constexpr (P == Prim::add) return x + y;
+  else if constexpr (P == Prim::sub) return x - y;
+  else return x * y;
+}
+
+// out = a P b over a row of n elements (N when N > 0): one machine vector
+// when the row is one, else element by element. (out may be a.)
+template <Prim P, class T, std::size_t N> void combine_rows(T* out, const T* a, const T* b, std::size_t n) {
+  if constexpr (vector_row<T, N>) {
+    Vector<T, N> va, vb;
+    std::memcpy(&va, a, sizeof va);
+    std::memcpy(&vb, b, sizeof vb);
+    const Vector<T, N> r = combined<P>(va, vb);
+    std::memcpy(out, &r, sizeof r);
+  } else {
+    for (std::size_t j = 0; j < (N ? N : n); ++j) out[j] = combined<P>(a[j], b[j]);
+  }
+}
+
 // Rows of N elements when N > 0 (the row of a 2-D or 3-D vector: unrolled),
 // of any length for N = 0.
 template <class T, std::size_t N = 0> struct InlineAdd {
   static void row(char* to, const char* from, std::size_t n, kernels::BinaryRow) {
-    if constexpr (vector_row<T, N>) {
-      using V = Vector<T, N>;
-      V out, update;
-      std::memcpy(&out, to, sizeof(V));
-      std::memcpy(&update, from, sizeof(V));
-      out += update;
-      std::memcpy(to, &out, sizeof(V));
-    } else {
-      auto* out = reinterpret_cast<T*>(to);
-      const auto* update = reinterpret_cast<const T*>(from);
-      for (std::size_t j = 0; j < (N ? N : n); ++j) out[j] += update[j];
-    }
+    T* out = reinterpret_cast<T*>(to);
+    combine_rows<Prim::add, T, N>(out, out, reinterpret_cast<const T*>(from), n);
   }
 };
 struct LoopAdd {
@@ -103,12 +113,6 @@ template <IndexMode Mode, class I> ScatterRows by_value(DType value, std::size_t
   }
 }
 
-template <Prim P, class T> T combined(T x, T y) {  // (T: an element, or a Vector of them)
-  if constexpr (P == Prim::add) return x + y;
-  else if constexpr (P == Prim::sub) return x - y;
-  else return x * y;
-}
-
 template <Prim P, class T, IndexMode Mode, class I, std::size_t N>
 void paired(char* to, const char* a, const void* indices_a, std::size_t length_a, const char* b, const void* indices_b,
             std::size_t length_b, std::size_t first, std::size_t count, std::size_t row) {
@@ -127,15 +131,7 @@ void paired(char* to, const char* a, const void* indices_a, std::size_t length_a
     }
     const T* ya = xa + ra * n;
     const T* yb = xb + rb * n;
-    if constexpr (vector_row<T, N>) {
-      Vector<T, N> va, vb;
-      std::memcpy(&va, ya, sizeof va);
-      std::memcpy(&vb, yb, sizeof vb);
-      const Vector<T, N> r = combined<P>(va, vb);
-      std::memcpy(out, &r, sizeof r);
-    } else {
-      for (std::size_t j = 0; j < n; ++j) out[j] = combined<P>(ya[j], yb[j]);
-    }
+    combine_rows<P, T, N>(out, ya, yb, n);
   }
 }
 

@@ -70,6 +70,9 @@ class Unit {
   // (`kind`, `unit_of_work`: the report's words, "a scan step", "rows")
   const void* loop(std::int64_t work, Emit emit, const void* what, const char* kind, const char* unit_of_work) {
     if (const void* done = loop_.load(std::memory_order_acquire)) return done;
+    // (a unit refused, or being emitted, interprets without the call: every
+    // run of a small kernel the tier leaves on the VM passes here)
+    if (state_.load(std::memory_order_relaxed) != idle) return nullptr;
     return promote(work, emit, what, kind, unit_of_work);
   }
   void ran(std::int64_t work) { work_.fetch_add(work, std::memory_order_relaxed); }

@@ -89,6 +89,25 @@ std::string Trip::text(std::size_t e, const Instruction& in) const {
   return out.append("[").append(std::to_string(in.aux)).append("]");
 }
 
+namespace {
+
+// The SSE instruction of a float + - * /: scalar (sd, ss) or packed (pd, ps).
+std::uint32_t arithmetic_id(Op op, bool packed) {
+  namespace I = asmjit::x86::Inst;
+  switch (op) {
+    case Op::add_f64: return packed ? I::kIdAddpd : I::kIdAddsd;
+    case Op::sub_f64: return packed ? I::kIdSubpd : I::kIdSubsd;
+    case Op::mul_f64: return packed ? I::kIdMulpd : I::kIdMulsd;
+    case Op::div_f64: return packed ? I::kIdDivpd : I::kIdDivsd;
+    case Op::add_f32: return packed ? I::kIdAddps : I::kIdAddss;
+    case Op::sub_f32: return packed ? I::kIdSubps : I::kIdSubss;
+    case Op::mul_f32: return packed ? I::kIdMulps : I::kIdMulss;
+    default: return packed ? I::kIdDivps : I::kIdDivss;  // div_f32
+  }
+}
+
+}  // namespace
+
 // dst = a op b (or -a), float32 or float64, in xmm registers: dst takes
 // a's register when a dies here. The operands keep their order (the VM's
 // `s[a] + s[b]` is `addsd a, b` when optimized: the same NaN out of two).
@@ -106,33 +125,9 @@ void Trip::arithmetic(std::size_t e, const Instruction& in) {
   if (xd != xa) as_.movaps(d, x86::xmm(std::uint32_t(xa)));
   if (negation) {
     flip_sign(d, in.op == Op::neg_f64, packed);
-  } else if (packed) {
-    const x86::Xmm r = x86::xmm(std::uint32_t(xb));
-    switch (in.op) {
-      case Op::add_f64: as_.addpd(d, r); break;
-      case Op::sub_f64: as_.subpd(d, r); break;
-      case Op::mul_f64: as_.mulpd(d, r); break;
-      case Op::div_f64: as_.divpd(d, r); break;
-      case Op::add_f32: as_.addps(d, r); break;
-      case Op::sub_f32: as_.subps(d, r); break;
-      case Op::mul_f32: as_.mulps(d, r); break;
-      case Op::div_f32: as_.divps(d, r); break;
-      default: break;
-    }
-  } else {
-    const x86::Xmm r = x86::xmm(std::uint32_t(xb < 0 ? 0 : xb));
-    const x86::Mem m = frames_.home(b);
-    switch (in.op) {
-      case Op::add_f64: xb < 0 ? as_.addsd(d, m) : as_.addsd(d, r); break;
-      case Op::sub_f64: xb < 0 ? as_.subsd(d, m) : as_.subsd(d, r); break;
-      case Op::mul_f64: xb < 0 ? as_.mulsd(d, m) : as_.mulsd(d, r); break;
-      case Op::div_f64: xb < 0 ? as_.divsd(d, m) : as_.divsd(d, r); break;
-      case Op::add_f32: xb < 0 ? as_.addss(d, m) : as_.addss(d, r); break;
-      case Op::sub_f32: xb < 0 ? as_.subss(d, m) : as_.subss(d, r); break;
-      case Op::mul_f32: xb < 0 ? as_.mulss(d, m) : as_.mulss(d, r); break;
-      case Op::div_f32: xb < 0 ? as_.divss(d, m) : as_.divss(d, r); break;
-      default: break;
-    }
+  } else {  // (b from its home when not cached: a scalar's slot needs no alignment)
+    const asmjit::Operand r = xb < 0 ? asmjit::Operand(frames_.home(b)) : asmjit::Operand(x86::xmm(std::uint32_t(xb)));
+    as_.emit(arithmetic_id(in.op, packed), d, r);
   }
   if (xd != xa) cache_.read(a, a_next);
   if (!negation && (b != a || xd != xa)) cache_.read(b, b_next);
