@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include <boost/container_hash/hash.hpp>
+
 #include "ir/construct.hpp"
 #include "ops/concrete.hpp"
 
@@ -41,6 +43,24 @@ bool equal(const Program& a, const Program& b) {
   for (std::size_t i = 0; i < a.equations.size(); ++i)
     if (!equal(a.equations[i], b.equations[i])) return false;
   return true;
+}
+
+std::size_t structural_hash(const Program& program) {
+  std::size_t seed = program.types.size();
+  for (const TensorType& t : program.types) {
+    boost::hash_combine(seed, int(t.dtype));
+    boost::hash_range(seed, t.shape.begin(), t.shape.end());
+  }
+  boost::hash_range(seed, program.params.begin(), program.params.end());
+  boost::hash_range(seed, program.results.begin(), program.results.end());
+  for (const Equation& eq : program.equations) {
+    boost::hash_combine(seed, int(eq.kind));
+    boost::hash_combine(seed, int(eq.prim));
+    boost::hash_range(seed, eq.inputs.begin(), eq.inputs.end());
+    boost::hash_range(seed, eq.outputs.begin(), eq.outputs.end());
+    for (const auto& sub : eq.programs) boost::hash_combine(seed, structural_hash(*sub));
+  }
+  return seed;
 }
 
 Lowering lowering(const Equation& eq) {

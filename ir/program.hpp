@@ -199,6 +199,11 @@ struct Program {
 // Structural equality: same values, equations (constants bit for bit) and
 // sub-programs.
 bool equal(const Program& a, const Program& b);
+// A hash agreeing with `equal` (equal programs hash alike): the key of the
+// codes kept for eager constructs (vm/executables.hpp). It reads the types,
+// the wiring and the sub-programs; programs that differ only in a constant's
+// bits, a parameter or a payload collide, and equal tells them apart.
+std::size_t structural_hash(const Program& program);
 
 // A copy of a program whose sub-programs, at every depth, are copies too:
 // no object is shared with the original (the text and the debugger name

@@ -8,22 +8,17 @@
 #include <variant>
 
 #include "batch/batch_trace.hpp"
-#include "ir/passes/pipeline.hpp"
 #include "ir/text.hpp"
 #include "ops/concrete.hpp"
 #include "rune/detail/compiled.hpp"
-#include "vm/compile.hpp"
+#include "vm/executables.hpp"
 #include "vm/executor.hpp"
 
 namespace rune::detail {
 
 std::shared_ptr<const vm::Code> compile(std::shared_ptr<const ir::Program> traced, std::int64_t scalar_elements,
                                         std::int64_t native_after) {
-  auto simplified = std::make_shared<const ir::Program>(ir::simplify(*traced));
-  std::shared_ptr<const vm::Code> code =
-      vm::compile(std::make_shared<const ir::Program>(ir::simplify_loops(*simplified, scalar_elements)), simplified);
-  vm::native::promote_after(*code, native_after);
-  return code;
+  return vm::build(std::move(traced), {.passes = true, .scalar_elements = scalar_elements, .native_after = native_after});
 }
 
 Values execute(const vm::Code& code, std::span<const nx::Tensor> args, std::span<const nx::Tensor> captures) {

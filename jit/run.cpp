@@ -4,7 +4,7 @@
 #include "ir/eval.hpp"
 #include "rune/load.hpp"
 #include "rune/program.hpp"
-#include "vm/compile.hpp"
+#include "vm/executables.hpp"
 #include "vm/executor.hpp"
 #include "vm/listing.hpp"
 
@@ -12,7 +12,7 @@ namespace rune {
 
 const vm::Code& Program::code() const {
   (void)ir();  // (throws for an empty program)
-  std::call_once(compiled_->once, [this] { compiled_->code = vm::compile(impl_); });
+  std::call_once(compiled_->once, [this] { compiled_->code = vm::build(impl_, {}); });
   return *compiled_->code;
 }
 

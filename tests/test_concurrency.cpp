@@ -75,6 +75,26 @@ TEST_CASE("threads calling one scan while it is promoted to machine code get the
   CHECK(wrong_calls([&](int, int) { return values(f(x)) == expected; }) == 0);
 }
 
+// Eager scans share one code per program (vm/executables.hpp): threads
+// tracing equal and different steps at once find, build and promote the
+// codes they share and get what the plain loop gives.
+TEST_CASE("threads calling eager scans, sharing their codes, get the single-threaded results") {
+  auto decay = [](const Tensor& x, double rate) {
+    return rune::scan([rate](const Tensor& c) { return std::pair{c * rate + 0.001, std::tuple<>{}}; }, x, 300).first;
+  };
+  const Tensor x = nx::scalar(nx::float64, 5.);
+  auto plain = [](double rate) {
+    double c = 5.;
+    for (int k = 0; k < 300; ++k) c = c * rate + 0.001;
+    return std::vector<double>{c};
+  };
+  const std::vector<double> slow = plain(0.999), fast = plain(0.5);
+  CHECK(wrong_calls([&](int t, int i) {
+          const bool slow_one = (t + i) % 2 == 0;
+          return values(decay(x, slow_one ? 0.999 : 0.5)) == (slow_one ? slow : fast);
+        }, 200) == 0);
+}
+
 // A map kernel in rows of two float64 (springs' directions over 2^16
 // points: 2^17 elements a call, promoted after the first) and large enough
 // to run on oneTBB: the same bits on every thread, before and after.

@@ -443,6 +443,23 @@ TEST_CASE("rune::JitOptions::native_after sets the rows after which a function's
   CHECK(test::same_bits(after_30(x), decay(x)));
 }
 
+TEST_CASE("an eager scan's rows count over its calls: called again, it is promoted, then runs its machine code") {
+  if (native::mode() != Mode::on || !native::built()) return;  // (RUNE_NATIVE=off or eager overrides it)
+  auto decay = [](const Tensor& x) {  // (a step of its own: no other test has run this program)
+    return rune::scan([](const Tensor& c) { return std::pair{c * 0.25 + 3., std::tuple<>{}}; }, x, 600).first;
+  };
+  const Tensor x = f64(3.);
+  CHECK(test::promotions([&] { (void)decay(x); }).empty());
+  CHECK(test::promotions([&] { (void)decay(x); }).find("promoted after 1200 rows") != std::string::npos);
+  CHECK(test::promotions([&] { (void)decay(x); }).empty());  // (already promoted)
+  const Tensor plain = [] {
+    double c = 3.;
+    for (int k = 0; k < 600; ++k) c = c * 0.25 + 3.;
+    return f64(c);
+  }();
+  CHECK(test::same_bits(decay(x), plain));
+}
+
 TEST_CASE("integer arithmetic and comparisons, and boolean logic, inline give the row loops' bits") {
   using Tensors = std::vector<Tensor>;
   // counters of every word type, wrapping past their limits; their

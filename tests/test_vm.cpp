@@ -21,6 +21,7 @@
 #include "ir/eval.hpp"
 #include "ir/passes/pipeline.hpp"
 #include "vm/compile.hpp"
+#include "vm/executables.hpp"
 #include "vm/listing.hpp"
 #include "vm/kernel_memory.hpp"
 #include "vm/operands.hpp"
@@ -1082,6 +1083,31 @@ TEST_CASE("cond, iterate and remat run as compiled sub-codes") {
     CHECK(count(text, "  body ") == 1);
     same_on_both(*compiled(f, x), {x});
   }
+}
+
+TEST_CASE("an eager construct is compiled once per structure; one holding C++ code each time") {
+  using rune::vm::shared_builds;
+  auto decay = [](const Tensor& x, std::int64_t rows) {
+    return rune::scan([](const Tensor& c) { return std::pair{c * 0.5 + 1., std::tuple<>{}}; }, x, rows).first;
+  };
+  const Tensor x = nx::scalar(nx::float64, 3.);
+  const Tensor first = decay(x, 7);
+  const auto before = shared_builds();
+  CHECK(same_bits(decay(x, 7), first));
+  CHECK(same_bits(decay(nx::scalar(nx::float64, 3.), 7), first));  // (a new trace of the same step: an equal program)
+  CHECK(shared_builds().built == before.built);
+  CHECK(shared_builds().found == before.found + 2);
+  (void)decay(x, 8);  // another length: another program
+  (void)decay(nx::scalar(nx::float32, 3.f), 7);  // another type
+  CHECK(shared_builds().built == before.built + 2);
+  int called = 0;
+  auto with_callback = [&](const Tensor& c) {
+    return std::pair{rune::callback([&](const Tensor& v) { return ++called, v; }, c, c * 0.5), std::tuple<>{}};
+  };
+  const auto built = shared_builds().built;
+  for (int k = 0; k < 3; ++k) (void)rune::scan(with_callback, x, 2);
+  CHECK(shared_builds().built == built + 3);
+  CHECK(called == 6);
 }
 
 TEST_CASE("an iterate that does not stop raises its error on the VM") {

@@ -11,7 +11,7 @@
 #include "ops/concrete.hpp"
 #include "ops/errors.hpp"
 #include "ops/trace.hpp"
-#include "vm/compile.hpp"
+#include "vm/executables.hpp"
 #include "vm/machine.hpp"
 #include "vm/memory_plan.hpp"
 
@@ -137,7 +137,7 @@ std::vector<nx::Tensor> run_construct(const Equation& eq, std::span<const nx::Te
   for (const TensorType& t : construct_output_types(eq, types)) copy.outputs.push_back(program->add_value(t));
   program->results = copy.outputs;
   program->equations.push_back(std::move(copy));
-  vm::Values values = vm::run(*vm::compile(program), inputs);
+  vm::Values values = vm::run(*vm::shared_build(std::move(program)), inputs);
   return {std::make_move_iterator(values.begin()), std::make_move_iterator(values.end())};
 }
 

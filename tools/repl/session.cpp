@@ -11,7 +11,7 @@
 #include "tools/repl/arguments.hpp"
 #include "tools/repl/display.hpp"
 #include "tools/repl/file_text.hpp"
-#include "vm/compile.hpp"
+#include "vm/executables.hpp"
 #include "vm/listing.hpp"
 
 namespace rune::repl {
@@ -315,7 +315,7 @@ void Session::stepi(const std::string& args) {
 // parameters' types.
 const std::shared_ptr<const vm::Code>& Session::code() {
   require_program();
-  if (!code_) code_ = vm::compile(program_);
+  if (!code_) code_ = vm::build(program_, {});
   return code_;
 }
 
