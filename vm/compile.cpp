@@ -4,27 +4,14 @@
 //   place once (the registers' initial contents);
 // - an elementwise primitive over scalar registers becomes one scalar
 //   instruction;
-// - elementwise primitives over tensors of one shape (their operands of
-//   that shape, of one element, or rows repeated along the leading axes)
-//   gather into a map kernel, emitted when a later equation reads one of
-//   its values or an elementwise one of another shape comes (the equations
-//   in between read nothing of it, so they may run first); a kernel writes
-//   only the values read outside it;
+// - equations over tensors go where the fusion planner says (fusion.hpp):
+//   into the open map kernel, or not; a kernel it closes is lowered here
+//   into a MapKernel, which writes only the values read outside it;
 // - a slice or reshape that is a run of its operand's elements waits: a
 //   kernel reads the operand in place, anything else has it emitted then;
 // - a take waits too: a kernel of its shape gathers the rows it names
 //   block by block (`take(x, b) - take(x, a)` is one pass over the
 //   indices), anything else has it emitted where it reads it;
-// - a reduction of one of a kernel's values over its trailing axes (all of
-//   them, or the last ones: a row's sum) joins the kernel (sum(x * x) is
-//   one pass); its result is ready when the kernel has run, so an equation
-//   reading it closes the kernel first; but in a kernel in rows, a short
-//   row's reduction, and the elementwise values of one element per row
-//   after it, are steps over the block's rows (MapKernel::Step::Over),
-//   spread along the rows where a value of the kernel's shape reads them;
-// - so does a scatter_add of one of a kernel's values (a segment_sum):
-//   each block's rows are added into the result as they are computed (a
-//   kernel has reductions or scatters, not both);
 // - a construct lowers as the construct table says (ir::Lowering): its
 //   sub-programs compiled and run by an instruction of its kind, or its eager
 //   rule called; every other primitive calls its eager rule.
@@ -41,6 +28,7 @@
 #include "ir/construct.hpp"
 #include "ir/verify.hpp"
 #include "ops/concrete.hpp"
+#include "vm/fusion.hpp"
 #include "vm/kernel_shapes.hpp"
 #include "vm/memory_plan.hpp"
 #include "vm/operands.hpp"
@@ -98,14 +86,14 @@ void pair_gathered_operands(MapKernel& m) {
 std::shared_ptr<const Code> compile_code(std::shared_ptr<const ir::Program> program, Parameters params,
                                          std::shared_ptr<const ir::Program> traced = nullptr);
 
-class Compiler {
+class Compiler final : PlacedValues {
  public:
-  Compiler(const ir::Program& program, Code& code) : p_(program), code_(code) {}
+  Compiler(const ir::Program& program, Code& code) : p_(program), code_(code), fusion_(program, *this) {}
 
   void run() {
     place_values();
     for (std::size_t i = 0; i < p_.equations.size(); ++i) add(i);
-    close_group();
+    emit_kernel(fusion_.close());
     for (int v : p_.results) materialize(v);
     for (int v : p_.params) code_.params.push_back(home_[std::size_t(v)]);
     for (int v : p_.results) code_.results.push_back(home_[std::size_t(v)]);
@@ -117,6 +105,11 @@ class Compiler {
  private:
   const ir::TensorType& type(int v) const { return p_.types[std::size_t(v)]; }
   Location home(int v) const { return home_[std::size_t(v)]; }
+
+  // (what the fusion planner asks)
+  bool scalar(int v) const override { return home(v).scalar; }
+  bool pending_take(int v) const override { return pending_takes_.count(v) > 0; }
+  std::int64_t gathered_row(int v) const override { return rows_of(p_.equations[pending_takes_.at(v)]).row; }
 
   std::int32_t new_scalar(nx::DType dtype) {
     code_.scalars.push_back(Scalar{});
@@ -157,49 +150,14 @@ class Compiler {
   void add(std::size_t i) {
     const ir::Equation& eq = p_.equations[i];
     if (eq.kind == ir::OpKind::constant) return;
-    for (int v : eq.inputs)
-      if (group_.reduced.count(v)) {
-        close_group_for_reduced();
-        break;
-      }
-    if (joins_group_per_row(eq)) {
-      if (group_.row == 0) group_.row = *reduced_row(eq);  // (a reduction of the rows it starts)
-      group_.members.push_back(i);
-      group_.values.insert(eq.outputs[0]);
-      group_.per_row.insert(eq.outputs[0]);
-      return;
-    }
-    if (folds_into_group(eq)) {
-      group_.reduction_row = *reduced_row(eq);
-      group_.reductions.push_back(i);
-      group_.reduced.insert(eq.outputs[0]);
-      return;
-    }
-    if (scatters_from_group(eq)) {
-      if (group_.row == 0 && scattered_row(eq) > 1) group_.row = scattered_row(eq);  // (blocks of whole rows)
-      group_.scatters.push_back(i);
-      group_.reduced.insert(eq.outputs[0]);
-      return;
-    }
+    if (fusion_.reads_reduced(eq)) emit_kernel(fusion_.close_for_reduced());
+    if (fusion_.absorbs(i)) return;
     if (elementwise(eq) && scalar_operation(eq)) return emit_scalar(eq);
-    if (elementwise(eq) && !home(eq.outputs[0]).scalar && has_row(eq)) {
-      if (open_group_is_per_row_of(eq)) {  // (its values are one element per row of eq's shape)
-        for (int v : group_.values) group_.per_row.insert(v);
-        group_.row = column_of_operand(group_.shape, type(eq.outputs[0]).shape);
-        group_.shape = type(eq.outputs[0]).shape;
-      }
-      if (!group_.members.empty() && (group_.shape != type(eq.outputs[0]).shape || spreads_badly(eq))) close_group();
-      if (group_.members.empty()) group_.shape = type(eq.outputs[0]).shape;
-      group_.row = row_with(eq);
-      group_.members.push_back(i);
-      group_.values.insert(eq.outputs[0]);
+    if (elementwise(eq) && !home(eq.outputs[0]).scalar && has_row_loop(p_, eq)) {
+      if (std::optional<KernelGroup> closed = fusion_.add_elementwise(i)) emit_kernel(std::move(*closed));
       return;
     }
-    for (int v : eq.inputs)
-      if (group_.values.count(v)) {
-        close_group();
-        break;
-      }
+    if (fusion_.reads_open(eq)) emit_kernel(fusion_.close());
     if (element_of_tensor(eq)) {  // (of a view: the element of what it views, read in place)
       const auto [of, offset] = run_of(eq.inputs[0]);
       materialize(of);
@@ -276,14 +234,9 @@ class Compiler {
   // How the take or scatter_add `eq` (operand, indices, ...) addresses its
   // rows (MapKernel::Rows).
   MapKernel::Rows rows_of(const ir::Equation& eq) const {
-    const nx::Shape& operand = type(eq.inputs[0]).shape;
-    const std::size_t axis = std::size_t(eq.params.axis);
-    return {.axis = eq.params.axis, .row = nx::numel(nx::Shape(operand.begin() + long(axis) + 1, operand.end())),
-            .length = operand[axis], .count = nx::numel(type(eq.inputs[1]).shape), .mode = eq.params.mode};
+    return {.axis = eq.params.axis, .row = indexed_row(p_, eq), .length = type(eq.inputs[0]).shape[std::size_t(eq.params.axis)],
+            .count = nx::numel(type(eq.inputs[1]).shape), .mode = eq.params.mode};
   }
-
-  // The elements of each row a pending take gathers (its operand's row).
-  std::int64_t gathered_row(int v) const { return rows_of(p_.equations[pending_takes_.at(v)]).row; }
 
   // Whether a kernel of `shape` in rows of `row` (0: none) whose
   // reductions reduce rows of `reduced` (0: none) gathers the pending take
@@ -321,37 +274,7 @@ class Compiler {
     if (!home(eq.outputs[0]).scalar) return false;
     for (int v : eq.inputs)
       if (!home(v).scalar) return false;
-    return eq.prim == Prim::stop_gradient || has_row(eq);
-  }
-
-  bool has_row(const ir::Equation& eq) const {
-    const RowLoop row = row_of(eq);
-    switch (family_of(eq)) {
-      case Family::binary: return row.binary != nullptr;
-      case Family::select: return row.select != nullptr;
-      default: return row.unary != nullptr;
-    }
-  }
-
-  // The eager kernels' row loop for an elementwise equation (null: none).
-  RowLoop row_of(const ir::Equation& eq) const {
-    const kernels::Table& K = kernels::table();
-    const int d = int(type(eq.inputs[family_of(eq) == Family::select ? 1 : 0]).dtype);
-    RowLoop row{};
-    if (eq.prim == Prim::reshape) {  // (of a per-row value, to another shape of its elements: a copy)
-      row.unary = K.convert[d][d];
-      return row;
-    }
-    switch (family_of(eq)) {
-      case Family::unary:
-        if (eq.prim == Prim::stop_gradient) row.unary = K.convert[d][d];  // a copy
-        else row.unary = K.unary[int(eq.prim)][d];
-        break;
-      case Family::binary: row.binary = K.binary[int(eq.prim)][d]; break;
-      case Family::select: row.select = K.select[d]; break;
-      default: row.unary = K.convert[d][int(eq.params.dtype)]; break;
-    }
-    return row;
+    return eq.prim == Prim::stop_gradient || has_row_loop(p_, eq);
   }
 
   void emit_scalar(const ir::Equation& eq) {
@@ -369,226 +292,19 @@ class Compiler {
     in.a = home(eq.inputs[0]).index;
     if (eq.inputs.size() > 1) in.b = home(eq.inputs[1]).index;
     if (eq.inputs.size() > 2) in.c = home(eq.inputs[2]).index;
-    in.row = row_of(eq);
+    in.row = row_loop(p_, eq);
     in.op = scalar_op(f, eq.prim, from);
     code_.instructions.push_back(in);
     note_if_hoisted(eq.hoisted);
   }
 
   // ---- map kernels
-  struct Group {
-    nx::Shape shape;
-    std::vector<std::size_t> members;
-    std::unordered_set<int> values;
-    std::vector<std::size_t> reductions;  // equations reducing members' values over their trailing axes
-    std::vector<std::size_t> scatters;    // scatter_adds along axis 0 of members' values
-    std::unordered_set<int> reduced;      // their results
-    std::unordered_set<int> per_row;      // members' values of one element per row (Step::Over)
-    std::int64_t row = 0;                 // the kernel's rows (MapKernel::row), 0 while it has none
-    std::int64_t reduction_row = 0;       // its reductions' rows (MapKernel::reduced)
-  };
-
-  // The elements of a row `eq` reduces when it reduces the trailing axes of
-  // its operand (all of them, or some), of the operand's dtype, with pieces
-  // in the kernel table; else nothing.
-  std::optional<std::int64_t> reduced_row(const ir::Equation& eq) const {
-    if (eq.kind != ir::OpKind::primitive || family_of(eq) != Family::reduce || eq.params.axes.empty()) return {};
-    const ir::TensorType &in = type(eq.inputs[0]), &out = type(eq.outputs[0]);
-    if (out.dtype != in.dtype || !kernels::table().reduce_pieces[int(eq.prim)][int(in.dtype)].add) return {};
-    std::vector<std::int64_t> axes(eq.params.axes.begin(), eq.params.axes.end());
-    std::sort(axes.begin(), axes.end());
-    const std::int64_t kept = std::int64_t(in.shape.size()) - std::int64_t(axes.size());
-    std::int64_t row = 1;
-    for (std::size_t k = 0; k < axes.size(); ++k) {
-      if (axes[k] != kept + std::int64_t(k)) return {};
-      row *= in.shape[std::size_t(axes[k])];
-    }
-    return row;
-  }
-
-  // A reduction of a value the open kernel computes, over its trailing
-  // axes, in rows of the length of the kernel's other reductions, made of
-  // whole rows of the kernel.
-  bool folds_into_group(const ir::Equation& eq) const {
-    if (group_.reductions.size() == MapKernel::max_reductions || eq.inputs.empty() ||
-        !group_.values.count(eq.inputs[0]) || group_.per_row.count(eq.inputs[0]))
-      return false;
-    const std::optional<std::int64_t> row = reduced_row(eq);
-    return row && group_.scatters.empty() && (group_.reductions.empty() || *row == group_.reduction_row) &&
-           (group_.row == 0 || *row % group_.row == 0);
-  }
-
-  // The elements of each row a scatter_add adds (its operand's row).
-  std::int64_t scattered_row(const ir::Equation& eq) const { return rows_of(eq).row; }
-
-  // A scatter_add of a value the open kernel computes, of the kernel's
-  // shape, into an operand and by indices computed before it, in rows that
-  // every block holds whole, in a kernel without reductions.
-  bool scatters_from_group(const ir::Equation& eq) const {
-    if (eq.kind != ir::OpKind::primitive || eq.prim != Prim::scatter_add) return false;
-    const int operand = eq.inputs[0], indices = eq.inputs[1], updates = eq.inputs[2];
-    if (!group_.values.count(updates) || group_.values.count(operand) || group_.values.count(indices) ||
-        home(indices).scalar || type(updates).shape != group_.shape || !group_.reductions.empty() ||
-        group_.scatters.size() == MapKernel::max_scatters)
-      return false;
-    const std::int64_t row = scattered_row(eq);
-    if (row == 0 || row > MapKernel::block) return false;
-    return group_.row == 0 || (group_.row <= MapKernel::block && group_.row % row == 0);
-  }
-
-  // ---- values of one element per row of the open kernel (Step::Over)
-  // Whether eq joins the open kernel as a step over its blocks' rows: a
-  // reduction of a member's rows to one element each (short rows, as eager
-  // reduces several: the same loop), a reshape of such a value, or an
-  // elementwise primitive of that many elements whose operands are such
-  // values, scalars, one element, or tensors of its elements. (`len =
-  // sqrt(sum(d * d, {1}))` and `k * (len - rest)` of [n, 2] springs, in
-  // the kernel computing d.)
-  bool joins_group_per_row(const ir::Equation& eq) const {
-    if (eq.kind != ir::OpKind::primitive || group_.members.empty() || home(eq.outputs[0]).scalar) return false;
-    const int out = eq.outputs[0];
-    if (family_of(eq) == Family::reduce) {
-      const int in = eq.inputs[0];
-      const std::optional<std::int64_t> row = reduced_row(eq);
-      const int d = int(type(in).dtype);
-      const kernels::Table& K = kernels::table();
-      return group_.values.count(in) && !group_.per_row.count(in) && type(in).shape == group_.shape && row &&
-             *row > 1 && *row <= K.short_row_elements[d] && K.short_rows[int(eq.prim)][d] &&
-             nx::numel(type(out).shape) > 1 &&
-             (group_.row == *row || (group_.row == 0 && group_.scatters.empty() &&
-                                     (group_.reductions.empty() || group_.reduction_row % *row == 0)));
-    }
-    if (group_.row <= 1 || group_.row > MapKernel::block ||
-        nx::numel(type(out).shape) * group_.row != nx::numel(group_.shape))
-      return false;
-    if (eq.prim == Prim::reshape) return group_.per_row.count(eq.inputs[0]) > 0;
-    if (!elementwise(eq) || !has_row(eq)) return false;
-    return std::all_of(eq.inputs.begin(), eq.inputs.end(), [&](int v) {
-      if (home(v).scalar || group_.per_row.count(v)) return true;
-      if (group_.values.count(v) || group_.reduced.count(v) || pending_takes_.count(v)) return false;
-      const std::int64_t n = nx::numel(type(v).shape);
-      return n == 1 || n == nx::numel(type(out).shape);
-    });
-  }
-
-  // Whether the open kernel, elementwise over values of one element per
-  // row of elementwise eq's shape (its operands such values too, scalars or
-  // one element), may run as steps over the rows of eq's kernel: `where(y <
-  // 0, -k * y, 0) * ey` of a column y of [n, 2] positions.
-  bool open_group_is_per_row_of(const ir::Equation& eq) const {
-    const nx::Shape& shape = type(eq.outputs[0]).shape;
-    const std::int64_t row = column_of_operand(group_.shape, shape);
-    if (group_.members.empty() || group_.row != 0 || !group_.reductions.empty() || !group_.scatters.empty() ||
-        row <= 1 || row > MapKernel::block)
-      return false;
-    const std::int64_t n = nx::numel(group_.shape);
-    return std::all_of(group_.members.begin(), group_.members.end(), [&](std::size_t i) {
-      const ir::Equation& member = p_.equations[i];
-      return std::all_of(member.inputs.begin(), member.inputs.end(), [&](int v) {
-        if (home(v).scalar || group_.values.count(v)) return true;
-        return !pending_takes_.count(v) && (nx::numel(type(v).shape) == 1 || nx::numel(type(v).shape) == n);
-      });
-    });
-  }
-
-  // Whether elementwise eq of the kernel's shape reads a per-row value
-  // that does not repeat along the kernel's rows (a per-row value is
-  // spread along them: Step::Over::spread).
-  bool spreads_badly(const ir::Equation& eq) const {
-    return std::any_of(eq.inputs.begin(), eq.inputs.end(), [&](int v) {
-      return group_.per_row.count(v) && column_of_operand(type(v).shape, group_.shape) != group_.row;
-    });
-  }
-
-  // The kernel's rows once eq joins it (0: none): those of its first row
-  // or column operand (of which its reductions' rows are made). Operands
-  // repeating rows of another length are gathered per block, as those
-  // broadcast along other axes.
-  std::int64_t row_with(const ir::Equation& eq) const {
-    std::int64_t row = group_.members.empty() ? 0 : group_.row;
-    for (int v : eq.inputs) {
-      if (row != 0) break;
-      if (group_.values.count(v) || home(v).scalar) continue;
-      const bool take = pending_takes_.count(v) > 0;
-      if (take && (gathered_row(v) <= 1 || gathered_row(v) > MapKernel::block)) continue;
-      const std::int64_t n = take ? gathered_row(v) : repeat_of_operand(type(v).shape, type(eq.outputs[0]).shape);
-      if (n != 0 && (group_.reductions.empty() || group_.reduction_row % n == 0)) row = n;
-    }
-    return row;
-  }
-
-  // Closes the kernel because a reduction's result is read, keeping out of
-  // it the members that neither the reductions nor the members kept need:
-  // they start the next kernel (in `m = mean(x); y = exp(x) - m`, exp(x) is
-  // computed where it is used rather than written to memory).
-  void close_group_for_reduced() {
-    std::unordered_map<int, std::size_t> producer;
-    for (std::size_t i : group_.members) producer[p_.equations[i].outputs[0]] = i;
-    std::unordered_set<int> kept;
-    auto keep = [&](int v) {  // v and the members' values it is computed from
-      for (std::vector<int> todo{v}; !todo.empty();) {
-        const int w = todo.back();
-        todo.pop_back();
-        if (producer.count(w) && kept.insert(w).second)
-          for (int u : p_.equations[producer[w]].inputs) todo.push_back(u);
-      }
-    };
-    for (std::size_t i : group_.reductions) keep(p_.equations[i].inputs[0]);
-    for (std::size_t i : group_.scatters) keep(p_.equations[i].inputs[2]);
-    for (bool more = true; more;) {  // a member reading a kept value is kept, and what it reads
-      more = false;
-      for (std::size_t i : group_.members) {
-        const ir::Equation& eq = p_.equations[i];
-        if (kept.count(eq.outputs[0])) continue;
-        if (std::any_of(eq.inputs.begin(), eq.inputs.end(), [&](int v) { return kept.count(v) > 0; })) {
-          keep(eq.outputs[0]);
-          more = true;
-        }
-      }
-    }
-    std::vector<std::size_t> members, deferred;
-    std::unordered_set<int> deferred_values;
-    for (std::size_t i : group_.members) {
-      const int v = p_.equations[i].outputs[0];
-      if (kept.count(v)) {
-        members.push_back(i);
-      } else {
-        deferred.push_back(i);
-        deferred_values.insert(v);
-        group_.values.erase(v);
-      }
-    }
-    const nx::Shape shape = group_.shape;
-    const std::int64_t row = group_.row;
-    std::unordered_set<int> per_row;
-    for (int v : deferred_values)
-      if (group_.per_row.count(v)) per_row.insert(v);
-    group_.members = std::move(members);
-    close_group();
-    group_.shape = shape;
-    if (!per_row.empty()) group_.row = row;  // (the rows its per-row values are of)
-    group_.per_row = std::move(per_row);
-    for (std::size_t i : deferred)
-      for (int v : p_.equations[i].inputs)
-        if (!deferred_values.count(v) && !home(v).scalar && group_.row == 0)
-          group_.row = repeat_of_operand(type(v).shape, shape);
-    group_.members = std::move(deferred);
-    group_.values = std::move(deferred_values);
-  }
-
-  void close_group() {
-    std::vector<std::size_t> members;
-    members.swap(group_.members);
-    std::unordered_set<int> values;
-    values.swap(group_.values);
-    std::vector<std::size_t> reductions, scatters;
-    reductions.swap(group_.reductions);
-    scatters.swap(group_.scatters);
-    std::unordered_set<int> per_row;
-    per_row.swap(group_.per_row);
-    group_.reduced.clear();
-    const std::int64_t group_row = group_.row, group_reduced = group_.reduction_row;
-    group_.row = group_.reduction_row = 0;
+  // A kernel the planner closed, lowered into a MapKernel: its slots (where
+  // each operand comes from), steps, reductions and scatters.
+  void emit_kernel(KernelGroup group) {
+    const std::vector<std::size_t>&members = group.members, &reductions = group.reductions, &scatters = group.scatters;
+    const std::unordered_set<int>& per_row = group.per_row;
+    const std::int64_t group_row = group.row, group_reduced = group.reduction_row;
     if (members.empty()) return;
     if (members.size() == 1 && reductions.empty() && scatters.empty())
       return emit_equation(p_.equations[members[0]]);  // eager's own loop is as good
@@ -596,7 +312,7 @@ class Compiler {
     in_group.insert(reductions.begin(), reductions.end());
     in_group.insert(scatters.begin(), scatters.end());
     MapKernel m;
-    m.shape = group_.shape;
+    m.shape = group.shape;
     m.size = nx::numel(m.shape);
     std::unordered_map<int, std::int32_t> slot_of;
     auto whole = [&](int v) {  // (a tensor the kernel's gathers and scatters read in place)
@@ -688,7 +404,7 @@ class Compiler {
         step.row.reduce = kernels::table().short_rows[int(eq.prim)][int(type(v).dtype)];
       } else {
         step.over = over_rows ? MapKernel::Step::Over::rows : MapKernel::Step::Over::elements;
-        step.row = row_of(eq);
+        step.row = row_loop(p_, eq);
       }
       for (std::size_t k = 0; k < eq.inputs.size(); ++k) {
         const int in = eq.inputs[k];
@@ -869,7 +585,7 @@ class Compiler {
   };
   std::unordered_map<int, View> pending_views_;  // views not emitted yet, by value
   std::unordered_map<int, std::size_t> pending_takes_;  // takes not emitted yet: their equations, by value
-  Group group_;
+  FusionPlanner fusion_;
 };
 
 // Whether running code may reach a check (nx::check): its own, a
