@@ -57,6 +57,36 @@ TEST_CASE("value_and_grad, value_and_grad_aux, vjp and jvp") {
   CHECK(text(ft) == "float64 [4] [2, 4, 6, 8]");
 }
 
+TEST_CASE("grad and value_and_grad with respect to some arguments: rune::grad<I...>") {
+  const Tensor a = v4(), b = f64({4}, {2, 0, -1, 5});
+  const Layer layer{f64({2}, {1, 2}), nx::scalar(nx::float64, 0.5), 2};
+  auto f = [](const Tensor& x, double s, const Layer& l, const Tensor& y) {
+    return nx::sum(x * y * s) + nx::sum(l.w * l.w) * l.b + nx::sum(x * x);
+  };
+  // The same gradients as the whole structure's, the other arguments held.
+  auto whole = rune::grad([&](const std::tuple<Tensor, Layer, Tensor>& p) {
+    return f(std::get<0>(p), 3., std::get<1>(p), std::get<2>(p));
+  }, std::tuple{a, layer, b});
+  auto [ga, gy] = rune::grad<0, 3>(f, a, 3., layer, b);
+  CHECK(text(ga) == text(std::get<0>(whole)));
+  CHECK(text(gy) == text(std::get<2>(whole)));
+  const Layer gl = rune::grad<2>(f, a, 3., layer, b);  // one index: that argument's gradient
+  CHECK(text(gl.w) == text(std::get<1>(whole).w));
+  CHECK(text(gl.b) == text(std::get<1>(whole).b));
+  CHECK(gl.width == 2);
+  auto [gy_first, ga_second] = rune::grad<3, 0>(f)(a, 3., layer, b);  // the wrapping form, in the order given
+  CHECK(text(gy_first) == text(gy));
+  CHECK(text(ga_second) == text(ga));
+  auto [value, g] = rune::value_and_grad<0>(f, a, 3., layer, b);
+  CHECK(text(value) == text(f(a, 3., layer, b)));
+  CHECK(text(g) == text(ga));
+  // The arguments are read, never written.
+  CHECK(text(a) == "float64 [4] [1, 2, 3, 4]");
+  // Errors name the entry point.
+  REQUIRE_THROWS_WITH(rune::grad<0>([](const Tensor& x, const Tensor&) { return x; }, a, b),
+                      Catch::Contains("rune::grad:"));
+}
+
 TEST_CASE("pullbacks can be applied from several threads") {
   auto [y, pullback] = rune::vjp([](const Tensor& v) { return nx::sin(v) * v; }, v4());
   std::vector<std::string> results(4);

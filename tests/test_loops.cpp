@@ -617,6 +617,13 @@ TEST_CASE("iterate: derivatives of a loop that stops at once, eagerly and compil
   CHECK(same_bits(rune::jit(rune::grad(f))(vec({1., 2.})), vec({0.75, 0.75})));
 }
 
+TEST_CASE("scan: a step whose rows have no output returns an empty tuple") {
+  auto [total, none] = rune::scan([](const Tensor& c, const Tensor& x) { return std::pair{c + x, std::tuple<>{}}; },
+                                  nx::scalar(nx::float64, 0.), vec({1., 2., 4.}));
+  CHECK(nx::item(total) == 7.);
+  static_assert(std::is_same_v<decltype(none), std::tuple<>>);
+}
+
 TEST_CASE("scan by length: no xs, the step takes the carry alone") {
   auto step = [](const Tensor& c) { return std::pair{c * 1.5 + 1., c}; };
   const Tensor c0 = nx::scalar(nx::float64, 2.);

@@ -74,9 +74,15 @@ template <class F, class P> P grad(F, const P& params) {
   RUNE_DETAIL_DIAGNOSE_PARAMETERS("rune::grad", (std::invocable<F&, const P&>), P);
   return params;
 }
+template <class F, class P, class... More>
+  requires(sizeof...(More) > 0)
+auto grad(F, const P&, const More&...) {
+  static_assert(sizeof...(More) == 0, "rune::grad: several arguments: " RUNE_DETAIL_ARGNUMS_FIX);
+  return detail::Misuse{};
+}
 // The wrapping form: a callable P -> P.
 template <class F> auto grad(F f) {
-  return [f](const auto& params) { return grad(f, params); };
+  return [f](const auto&... params) { return grad(f, params...); };
 }
 
 template <class F, class P>
@@ -87,6 +93,83 @@ std::pair<nx::Tensor, P> value_and_grad(F f, const P& params) {
 template <class F, class P> std::pair<nx::Tensor, P> value_and_grad(F, const P& params) {
   RUNE_DETAIL_DIAGNOSE_PARAMETERS("rune::value_and_grad", (std::invocable<F&, const P&>), P);
   return {nx::Tensor(), params};
+}
+template <class F, class P, class... More>
+  requires(sizeof...(More) > 0)
+auto value_and_grad(F, const P&, const More&...) {
+  static_assert(sizeof...(More) == 0, "rune::value_and_grad: several arguments: " RUNE_DETAIL_ARGNUMS_FIX);
+  return detail::Misuse{};
+}
+
+// ---- with respect to some arguments of f(args...): rune::grad<0, 2>(f, a, b, c)
+// The chosen arguments' gradients: one index gives that argument's gradient,
+// several a std::tuple of them in the order given. The other arguments are
+// passed as they are (any type), not differentiated.
+namespace detail {
+template <std::size_t... I> constexpr bool distinct() {
+  const std::size_t index[] = {I...};
+  for (std::size_t i = 0; i < sizeof...(I); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (index[i] == index[j]) return false;
+  return true;
+}
+
+// Writes the chosen arguments (chosen's k-th element to position I_k).
+template <std::size_t... I, class All, class Chosen, std::size_t... K>
+void place_chosen(All& all, const Chosen& chosen, std::index_sequence<K...>) {
+  ((std::get<I>(all) = std::get<K>(chosen)), ...);
+}
+
+template <std::size_t... I, class F, class... A>
+auto value_and_grad_of_arguments(F& f, std::string_view entry_point, const A&... args) {
+  using All = std::tuple<A...>;
+  using Chosen = std::tuple<std::tuple_element_t<I, All>...>;
+  const All all{args...};
+  auto of_chosen = [&](const Chosen& chosen) {
+    All with = all;
+    place_chosen<I...>(with, chosen, std::index_sequence_for<std::tuple_element_t<I, All>...>{});
+    return std::apply(f, std::as_const(with));
+  };
+  auto [value, g] = value_and_grad_impl(of_chosen, Chosen{std::get<I>(all)...}, entry_point);
+  if constexpr (sizeof...(I) == 1) return std::pair{value, std::get<0>(g)};
+  else return std::pair{value, g};
+}
+}  // namespace detail
+
+// `body` (a statement), unless the argument indices I... of f(args...) are
+// misused: then the first error is one static assertion saying how.
+#define RUNE_DETAIL_CHECKED_ARGNUMS(entry, I, A, body)                                                            \
+  if constexpr (!((I < sizeof...(A)) && ...))                                                                    \
+    static_assert(((I < sizeof...(A)) && ...), entry ": an argument index is past the last argument");          \
+  else if constexpr (!detail::distinct<I...>())                                                                  \
+    static_assert(detail::distinct<I...>(), entry ": an argument index is given twice");                        \
+  else if constexpr (!detail::Differentiable<std::tuple<std::tuple_element_t<I, std::tuple<A...>>...>>)         \
+    static_assert(detail::Differentiable<std::tuple<std::tuple_element_t<I, std::tuple<A...>>...>>,             \
+                  entry ": the chosen arguments hold no tensor to differentiate: wrap a number in "             \
+                  "nx::scalar(nx::float64, x); a struct needs RUNE_TREE(Type, field, ...)");                   \
+  else if constexpr (!std::invocable<F&, const A&...>)                                                           \
+    static_assert(std::invocable<F&, const A&...>, entry ": the function cannot be called with the arguments"   \
+                  " (as const references)");                                                                     \
+  else                                                                                                           \
+    body
+
+template <std::size_t... I, class F, class... A>
+  requires(sizeof...(I) > 0)
+auto value_and_grad(F f, const A&... args) {
+  RUNE_DETAIL_CHECKED_ARGNUMS("rune::value_and_grad", I, A,
+                              return detail::value_and_grad_of_arguments<I...>(f, "rune::value_and_grad", args...);)
+}
+template <std::size_t... I, class F, class... A>
+  requires(sizeof...(I) > 0)
+auto grad(F f, const A&... args) {
+  RUNE_DETAIL_CHECKED_ARGNUMS("rune::grad", I, A,
+                              return detail::value_and_grad_of_arguments<I...>(f, "rune::grad", args...).second;)
+}
+// The wrapping form: a callable (args...) -> the chosen arguments' gradients.
+template <std::size_t... I, class F>
+  requires(sizeof...(I) > 0)
+auto grad(F f) {
+  return [f](const auto&... args) { return grad<I...>(f, args...); };
 }
 
 // f: P -> std::pair<Tensor, Aux>; Aux is returned as computed (not differentiated).

@@ -41,6 +41,11 @@ template <class P> concept Differentiable = is_tree<P> && (may_hold_tensor<P>())
   "declare the struct with RUNE_TREE(Type, field, ...); structures are tensors, numbers, and pairs, tuples, "     \
   "arrays, vectors, optionals, string-keyed maps and RUNE_TREE structs of structures"
 
+// The fix for a function of several arguments given to grad, value_and_grad.
+#define RUNE_DETAIL_ARGNUMS_FIX                                                                                  \
+  "rune::grad<0, 1>(f, a, b) differentiates f(a, b) with respect to a and b (rune::grad<1>(f, a, b): b alone), " \
+  "or pass one structure: rune::grad(f, std::tuple{a, b}) with f taking the tuple"
+
 // What a function that cannot be called with the values given may need.
 #define RUNE_DETAIL_CALL_HINT                                                                                    \
   " (each as a const reference; a number stays a number: nx::scalar(nx::float64, x) makes it a tensor)"
