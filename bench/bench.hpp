@@ -1,7 +1,7 @@
 // Timing helpers for rune's benchmark programs (bench/).
 //
 // The same protocol and output format as the peer programs in
-// ../shared/peers/cpp/bench.hpp, so our lines sit in the same tables:
+// bench/peers/cpp/bench.hpp, so our lines sit in the same tables:
 //   measure(fn, reps, warmup): `warmup` untimed calls of fn(), then `reps`
 //   timed calls (std::chrono::steady_clock); median, min and max seconds.
 //   report(...) prints one line

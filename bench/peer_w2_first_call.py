@@ -4,7 +4,7 @@ per sample).
 
 The shared peers' w_jit_peers.py (Numba) and w2_lorenz.py (torch.jit.script) warm
 their functions up untimed; this times the first call of a freshly compiled function
-with the same protocol (../shared/peers/py/common.py: the median of n samples) and
+with the same protocol (bench/peers/py/common.py: the median of n samples) and
 the same output line format:
   numba      a new numba.njit dispatcher of the Lorenz-63 scalar loop per sample
              (type inference + LLVM compile + the first run of 100,000 steps)

@@ -1,7 +1,7 @@
 """W3 (a), peers: the single add `a + b` over 10,000,000 float32 in numpy and PyTorch eager.
 
 The shared peers' w3_elementwise.py only times the whole expression; this adds the
-single-op row with the same protocol (../shared/peers/py/common.py: warm-up, then the
+single-op row with the same protocol (bench/peers/py/common.py: warm-up, then the
 median of n samples) and the same output line format. GB/s counts 12 B per element
 (2 reads + 1 write; write-allocate not counted), as rune's bench_w3 does.
 

@@ -1,7 +1,7 @@
 """W4, peers: the gradient alone of the MLP loss in PyTorch Python eager autograd.
 
 The shared peers' w4_mlp.py times whole training steps only; this times the gradient
-alone of the same raw-tensor model, with the same protocol (../shared/peers/py/common.py:
+alone of the same raw-tensor model, with the same protocol (bench/peers/py/common.py:
 warm-up, then the median of n samples, STEPS calls per sample) and output format:
   h = tanh(x @ W1 + b1), y = h @ W2 + b2, loss = mean((y - t)^2)
   x [128,784], t [128,10] torch.randn (seed 0), W1 [784,256] / sqrt(784), W2 [256,10] / sqrt(256),

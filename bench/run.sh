@@ -7,8 +7,8 @@
 #   bash bench/run.sh BUILD_DIR        (`make bench` runs `bash bench/run.sh build`)
 #
 # BUILD_DIR is a meson build folder of this repository; the option `bench` is
-# switched on there if it is off. The peers (../shared/peers beside the
-# repository, or $RUNE_PEERS) are built into BUILD_DIR/peers; a peer whose
+# switched on there if it is off. The peers (bench/peers, or $RUNE_PEERS)
+# are built into BUILD_DIR/peers; a peer whose
 # folder, compiler, library or Python module is missing is skipped with a note.
 # Environment: RUNE_PEERS (peers folder), BENCH_JOBS (ninja -j, default 1), BENCH_ONLY
 # (workloads to run, e.g. "W4"; default "W1 W2 W3 W4 W5 W6 W7 W8"),
@@ -23,7 +23,6 @@ set -u
 set -o pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(dirname "$here")
 if [ $# -lt 1 ]; then
   echo "usage: bash bench/run.sh BUILD_DIR" >&2
   exit 2
@@ -36,7 +35,7 @@ if [ ! -f "$build/build.ninja" ]; then
   exit 2
 fi
 build=$(cd "$build" && pwd)
-peers=${RUNE_PEERS:-$root/../shared/peers}
+peers=${RUNE_PEERS:-$here/peers}
 py=${PYTHON:-/usr/bin/python3}
 [ -x "$py" ] || py=$(command -v python3 || true)
 results=${BENCH_RESULTS:-$here/RESULTS.md}

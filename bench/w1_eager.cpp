@@ -1,6 +1,6 @@
 // W1 (rune): eager per-op overhead, 1000 sequential `x = x + 1.0` on a
 // 4-element float64 tensor. Same workload as the peers'
-// ../shared/peers/cpp/w1_libtorch.cpp and py/w1_eager.py.
+// bench/peers/cpp/w1_libtorch.cpp and py/w1_eager.py.
 //
 // Each timed sample runs RUNS_PER_SAMPLE chains of 1000 ops from a fresh
 // handle to the same starting tensor; ns/op = sample time / ops per sample.

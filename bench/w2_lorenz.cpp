@@ -1,6 +1,6 @@
 // W2 (rune): a small-step loop and its gradient. Lorenz-63, explicit Euler,
 // dt = 0.01, sigma = 10, rho = 28, beta = 8/3, float64, from (1, 1, 1), with
-// the IEEE operations of the peers' ../shared/peers/cpp/w2_floor.cpp in the
+// the IEEE operations of the peers' bench/peers/cpp/w2_floor.cpp in the
 // same order:
 //   dx = sigma*(y-x); dy = x*(rho-z) - y; dz = x*y - beta*z;
 //   x = x + dt*dx; y = y + dt*dy; z = z + dt*dz

@@ -2,7 +2,7 @@
 //   (a) the single add `a + b`                      (GB/s counts 12 B/elem: 2 reads + 1 write)
 //   (b) the unfused eager expression
 //       y = tanh(x * 2 + 1) * x - exp(-x * x)       ("effective" GB/s: 8 B/elem, read x + write y,
-//                                                    as ../shared/peers w3_floor.cpp / w3_elementwise.py)
+//                                                    as bench/peers w3_floor.cpp / w3_elementwise.py)
 //   (c) the same expression compiled with rune::jit (same figures as (b))
 // against the memory-bandwidth limit of this machine measured in the same
 // program: STREAM-style copy `b = a` (8 B/elem) and add `c = a + b` (12 B/elem)

@@ -1,5 +1,5 @@
 // W4 (rune): the gradient of a 2-layer MLP loss and a training step, float32.
-// Same model as the peers' raw-tensor variant (../shared/peers/py/w4_mlp.py,
+// Same model as the peers' raw-tensor variant (bench/peers/py/w4_mlp.py,
 // cpp/w4_libtorch.cpp "raw tensors + manual SGD"):
 //   h = tanh(x @ W1 + b1),  y = h @ W2 + b2,  loss = mean((y - t)^2)
 //   x [128,784], t [128,10] standard normal (fixed seed), W1 [784,256] * 1/sqrt(784),

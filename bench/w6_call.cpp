@@ -1,6 +1,6 @@
 // W6 (rune): the overhead of a compiled call. rune::jit of x * 2. + 1. on a
 // float64[4], called many times with the same argument (the steady state: one
-// trace, then a cache hit per call), as the peers' ../shared/peers/py/w6_call.py
+// trace, then a cache hit per call), as the peers' bench/peers/py/w6_call.py
 // (torch.jit.script from Python), cpp/w6_libtorch.cpp (a TorchScript module
 // from C++) and py/w_jit_peers.py w6 (Numba). [extra] the same two ops eagerly.
 //

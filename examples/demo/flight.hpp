@@ -22,6 +22,7 @@ constexpr double effort = 1e-3;   // what the loss charges per (m/s^2)^2 s of th
 constexpr double muzzle_vx = 10, muzzle_vy = 10;
 constexpr double headwind = 4;
 constexpr double target_x = 18, target_y = 2;
+constexpr double landing_zone = 1;  // a flight ending within this many metres of the target lands
 
 // A ball in flight: float64 scalars (0-d tensors, which compiled code keeps
 // in registers).

@@ -169,10 +169,15 @@ bool check_adjoint(const Tensor& wind, const Budget& budget) {
   return agree;
 }
 
+struct Gusts {
+  flight::Vector paths;  // components [winds, steps]
+  int landed = 0;        // flights ending in the landing zone
+};
+
 // 4. The plan flown in many winds at once: rune::vmap of the flight over
-// the winds' axis, compiled. Gives the paths (components [winds, steps]).
+// the winds' axis, compiled.
 template <class Fly>
-flight::Vector fly_in_gusts(const Fly& fly, const Tensor& thrust, const Tensor& wind, const Budget& budget) {
+Gusts fly_in_gusts(const Fly& fly, const Tensor& thrust, const Tensor& wind, const Budget& budget) {
   constexpr int lanes = 64;
   std::printf("\n4. The plan in %d gusty winds at once (rune::vmap)\n", lanes);
   // Each wind is the headwind plus a gust of 1.5 m/s (standard deviation) on each axis.
@@ -188,10 +193,10 @@ flight::Vector fly_in_gusts(const Fly& fly, const Tensor& thrust, const Tensor& 
               duration(mapped).c_str(), lanes, duration(one_by_one).c_str());
   const auto [ends, paths] = fly_all(thrust, winds);
   const std::vector<double> xs = nx::to_vector<double>(ends.x), ys = nx::to_vector<double>(ends.y);
-  int near = 0;
-  for (int i = 0; i < lanes; ++i) near += flight::miss(xs[i], ys[i]) < 1.;
-  std::printf("   %d of %d land within 1 m of the target\n", near, lanes);
-  return paths;
+  int landed = 0;
+  for (int i = 0; i < lanes; ++i) landed += flight::miss(xs[i], ys[i]) < flight::landing_zone;
+  std::printf("   %d of %d land within %.0f m of the target\n", landed, lanes, flight::landing_zone);
+  return {paths, landed};
 }
 
 // 5. The compiled flight saved as a program and loaded back: a game runs it
@@ -234,17 +239,19 @@ int main(int argc, char** argv) {
   std::printf("   the plan lands %.3f m from the target (without thrust: %.2f m)\n",
               distance_from_target(fly(thrust, wind).first), distance_from_target(fly(no_thrust, wind).first));
   const bool agree = check_adjoint(wind, budget);
-  const flight::Vector gusts = fly_in_gusts(fly, thrust, wind, budget);
+  const Gusts gusts = fly_in_gusts(fly, thrust, wind, budget);
   const std::filesystem::path out = std::filesystem::absolute(options.out);
   std::filesystem::create_directories(out);
   save_and_load(fly, thrust, wind, out / "flight.rune");
 
   std::printf("\n6. Figures (SVG, for a browser)\n");
-  const std::filesystem::path figures[] = {out / "flights.svg", out / "loss.svg", out / "gusts.svg"};
+  const std::filesystem::path figures[] = {out / "flights.svg", out / "thrust.svg", out / "loss.svg",
+                                           out / "gusts.svg"};
   const flight::Vector planned = fly(thrust, wind).second;
   plots::flights(figures[0], fly(no_thrust, wind).second, planned);
-  plots::loss_curve(figures[1], losses);
-  plots::fan(figures[2], gusts, planned);
+  plots::thrust(figures[1], thrust);
+  plots::loss_curve(figures[2], losses);
+  plots::fan(figures[3], gusts.paths, planned, gusts.landed);
   for (const std::filesystem::path& figure : figures) std::printf("   %s\n", figure.c_str());
   std::printf("\ndone in %s\n", duration(seconds_since(start)).c_str());
   return agree ? 0 : 1;

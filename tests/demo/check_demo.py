@@ -38,8 +38,8 @@ def main():
         fail("the loaded program does not give the compiled flight's bits", output)
 
     figures = re.findall(r"^\s*(\S+\.svg)$", output, re.M)
-    if len(figures) < 3:
-        fail("%d SVG files named, expected 3" % len(figures), output)
+    if len(figures) < 4:
+        fail("%d SVG files named, expected 4" % len(figures), output)
     for path in figures:
         try:
             root = ET.parse(path).getroot()
