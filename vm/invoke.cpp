@@ -8,6 +8,7 @@
 #include "ir/construct.hpp"
 #include "ops/concrete.hpp"
 #include "vm/machine.hpp"
+#include "vm/observer.hpp"
 
 namespace rune::vm {
 
@@ -51,7 +52,7 @@ void run_iterate(const Invoke& it, Frame& f) {
   const auto still_running = [&] {
     ir::construct_rules(it.equation->kind).still_running(*it.equation, read(until, u, until.results[0]));
   };
-  const auto promoted = tracing_instructions() ? nullptr
+  const auto promoted = interpreting_only() ? nullptr
                                                : reinterpret_cast<native::IterateLoop>(it.native->loop(
                                                      0, native::emit_iterate, &it, "an iterate", "trips"));
   if (promoted) {

@@ -1,25 +1,20 @@
 // The dispatch loop, and moving values between the register files.
 #include "vm/machine.hpp"
 
-#include <cstdlib>
 #include <cstring>
-#include <iostream>
 
 #include "ops/concrete.hpp"
-#include "vm/listing.hpp"
+#include "vm/observer.hpp"
+#include "vm/profiler.hpp"
 
 namespace rune::vm {
 
 namespace {
 
-// RUNE_VM_TRACE=1 prints every instruction executed, with its result, on
-// stderr (read once).
-const bool tracing = [] {
-  const char* v = std::getenv("RUNE_VM_TRACE");
-  return v && std::atoi(v) != 0;
-}();
-
 thread_local CheckScope* innermost_checks = nullptr;
+
+// RUNE_PROFILE=1: the profiler in effect from the start.
+[[maybe_unused]] const Profiler* const whole_run_profiler = process_profiler();
 
 // Element `element` (in C order) of t, into a scalar register.
 void load(const nx::Tensor& t, std::int64_t element, Scalar& into) {
@@ -34,8 +29,9 @@ void load(const nx::Tensor& t, std::int64_t element, Scalar& into) {
 }
 
 // Threaded dispatch (labels as values, of GCC and Clang): each
-// instruction's code ends by jumping to the next one's.
-template <bool Trace> void dispatch(const Code& code, Frame& f, std::size_t first, std::size_t last) {
+// instruction's code ends by jumping to the next one's. Observed, each
+// instruction is shown to the thread's observers before and after it runs.
+template <bool Observed> void dispatch(const Code& code, Frame& f, std::size_t first, std::size_t last) {
   static const void* const labels[] = {
 #define OP(name, operands, table, tier, meaning) &&op_##name,
 #include "vm/opcodes.def"
@@ -44,11 +40,13 @@ template <bool Trace> void dispatch(const Code& code, Frame& f, std::size_t firs
   Scalar* s = f.scalars.data();
   const Instruction* in = code.instructions.data() + first;
   const Instruction* const end = code.instructions.data() + last;
-#define NEXT                                                                     \
-  if constexpr (Trace) std::cerr << "vm: " << trace_line(code, *in, f) << '\n'; \
-  if (++in == end) return;                                                       \
+#define NEXT                                                  \
+  if constexpr (Observed) notify_after(code, *in, f);         \
+  if (++in == end) return;                                    \
+  if constexpr (Observed) notify_before(code, *in, f);        \
   goto* labels[int(in->op)]
   if (in == end) return;
+  if constexpr (Observed) notify_before(code, *in, f);
   goto* labels[int(in->op)];
 op_add_f64: s[in->dst].f64 = s[in->a].f64 + s[in->b].f64; NEXT;
 op_sub_f64: s[in->dst].f64 = s[in->a].f64 - s[in->b].f64; NEXT;
@@ -80,9 +78,21 @@ op_release:
 #undef NEXT
 }
 
-}  // namespace
+// The observed loop, telling the observers of an instruction that threw.
+void observed_dispatch(const Code& code, Frame& f, std::size_t first, std::size_t last) {
+  const Instruction* current = nullptr;
+  try {
+    for (std::size_t i = first; i < last; ++i) {  // (one at a time: `current` is the one that throws)
+      current = &code.instructions[i];
+      dispatch<true>(code, f, i, i + 1);
+    }
+  } catch (...) {
+    notify_failed(code, *current);
+    throw;
+  }
+}
 
-bool tracing_instructions() { return tracing; }
+}  // namespace
 
 nx::Tensor read(const Code& code, const Frame& f, Location at) {
   if (!at.scalar) return f.tensors[std::size_t(at.index)];
@@ -104,7 +114,7 @@ void write(Frame& f, Location at, const nx::Tensor& value) {
 // run: a small call (W6 in bench/) spends a fifth of its time in calls
 // between them otherwise.
 [[gnu::always_inline]] inline void execute_range(const Code& code, Frame& frame, std::size_t first, std::size_t last) {
-  if (tracing) dispatch<true>(code, frame, first, last);
+  if (observed()) observed_dispatch(code, frame, first, last);
   else dispatch<false>(code, frame, first, last);
 }
 

@@ -100,10 +100,6 @@ void run_body(const Invoke& body, Frame& frame);
 void run_cond(const Invoke& cond, Frame& frame);
 void run_iterate(const Invoke& iterate, Frame& frame);
 
-// Whether RUNE_VM_TRACE asks for every instruction run (then nothing runs
-// as machine code).
-bool tracing_instructions();
-
 // Copies a value between frames (a construct's and its sub-code's): the
 // same file on both sides, as a value's type decides its file.
 inline void copy(Frame& to, Location at, const Frame& from, Location source) {

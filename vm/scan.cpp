@@ -12,6 +12,7 @@
 
 #include "ops/concrete.hpp"
 #include "vm/machine.hpp"
+#include "vm/observer.hpp"
 
 namespace rune::vm {
 
@@ -138,7 +139,7 @@ void run_scan(const ScanOp& scan, Frame& f) {
   for (std::size_t k = 0; k < scan.inputs.size(); ++k)
     if (k < carry || k >= xs_end) copy(sub, step.params[k], f, scan.inputs[k]);
   const Plan p = plan(scan, f);
-  const auto promoted = tracing_instructions() ? nullptr
+  const auto promoted = interpreting_only() ? nullptr
                                                : reinterpret_cast<native::ScanLoop>(scan.native->loop(
                                                      scan.info.length, native::emit_scan, &scan, "a scan step", "rows"));
   if (promoted) {

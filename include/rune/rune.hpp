@@ -11,6 +11,7 @@
 #include "rune/jit.hpp"
 #include "rune/load.hpp"
 #include "rune/optim.hpp"
+#include "rune/profile.hpp"
 #include "rune/program.hpp"
 #include "rune/random.hpp"
 #include "rune/remat.hpp"

@@ -8,11 +8,13 @@
 #include "ir/eval.hpp"
 #include "ir/text.hpp"
 #include "ops/primitive.hpp"
+#include "rune/profile.hpp"
 #include "tools/repl/arguments.hpp"
 #include "tools/repl/display.hpp"
 #include "tools/repl/file_text.hpp"
 #include "vm/executables.hpp"
 #include "vm/listing.hpp"
+#include "vm/machine.hpp"
 
 namespace rune::repl {
 
@@ -32,6 +34,8 @@ const std::vector<Session::Command>& Session::commands() {
       {{"bytecode", "bc"}, "bytecode", "print the bytecode the program compiles to", &Session::bytecode},
       {{"stepi", "si"}, "stepi [N]", "run one instruction (or N), showing registers written", &Session::stepi},
       {{"native"}, "native", "print the machine code of the bytecode's map kernels, scans and iterates (docs/vm.md)", &Session::native},
+      {{"profile"}, "profile [ARGS]", "run the bytecode on ARGS (alone: the run's) and show where its time goes",
+       &Session::profile},
       {{"continue", "c"}, "continue [N]", "go on to the next breakpoint (or the Nth) or the end",
        &Session::continue_command},
       {{"break", "b"}, "break [%n [row K] ...]", "stop before the equation defining %n (alone: list)",
@@ -298,6 +302,17 @@ void Session::bytecode(const std::string& args) {
 void Session::native(const std::string& args) {
   no_arguments("native", args);
   out_ << vm::native_listing(*code());
+}
+
+// One run of the bytecode under the profiler (rune::profile), on ARGS (then
+// the run starts on them, as `start` does) or the current run's arguments.
+void Session::profile(const std::string& args) {
+  if (!args.empty()) begin(args);
+  const std::vector<nx::Tensor> arguments = require_running().arguments();
+  const std::shared_ptr<const vm::Code>& compiled = code();
+  rune::detail::Profiling profiling;
+  vm::run(*compiled, arguments);
+  out_ << profiling.profile().table();
 }
 
 void Session::stepi(const std::string& args) {

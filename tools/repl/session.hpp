@@ -47,6 +47,7 @@ class Session {
   void bytecode(const std::string& args);
   void stepi(const std::string& args);
   void native(const std::string& args);
+  void profile(const std::string& args);
   void continue_command(const std::string& args);
   void break_command(const std::string& args);
   void delete_command(const std::string& args);

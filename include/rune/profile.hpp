@@ -1,0 +1,60 @@
+// rune::profile: where a compiled function's time goes, instruction by
+// instruction (docs/debugging.md).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace rune {
+
+// One bytecode instruction (a map kernel, a call, a scan, a scalar
+// instruction), summed over every time it ran: a scan's step's instructions
+// over its rows.
+struct ProfileLine {
+  std::string instruction;   // as rune::bytecode lists it (a map kernel with its shape and steps)
+  int within = -1;           // the line of the instruction it ran inside (a scan, a cond), or -1
+  std::int64_t calls = 0;
+  double seconds = 0;        // its own time: not what ran inside it
+  double total_seconds = 0;  // with what ran inside it
+  std::int64_t bytes = 0;    // the bytes of the values it wrote
+};
+
+struct Profile {
+  std::vector<ProfileLine> lines;  // the most time (seconds) first
+  double seconds() const;          // the lines' own times summed
+  // A table: one line per instruction, the most time first, with its share.
+  std::string table() const;
+};
+std::ostream& operator<<(std::ostream& out, const Profile& profile);
+
+namespace detail {
+// Records the instructions the VM runs on this thread while it lives.
+class Profiling {
+ public:
+  Profiling();
+  ~Profiling();
+  Profiling(const Profiling&) = delete;
+  Profiling& operator=(const Profiling&) = delete;
+  Profile profile() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+}  // namespace detail
+
+// Calls f(args...) (a function compiled by rune::jit, or any function whose
+// compiled calls and eager loops should be seen) and gives the profile of
+// the VM instructions it ran on this thread. A loop the machine-code tier
+// promoted is one line, its machine code's time.
+template <class F, class... A> Profile profile(F&& f, const A&... args) {
+  detail::Profiling profiling;
+  std::invoke(f, args...);
+  return profiling.profile();
+}
+
+}  // namespace rune
