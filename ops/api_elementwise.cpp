@@ -8,6 +8,7 @@
 #include "ops/kernels/iterate.hpp"
 #include "ops/kernels/kernels.hpp"
 #include "ops/kernels/loops.hpp"
+#include "ops/nan_hunt.hpp"
 #include "ops/primitive.hpp"
 #include "ops/trace.hpp"
 #include "ops/type_checks.hpp"
@@ -27,14 +28,14 @@ Tensor scalar_like(std::string_view api, const Tensor& t, double value) {
 
 // t + value, t * value, value - t, ... of + - * / on a float32 or float64
 // tensor in C order, concrete, of fewer elements than run on threads, outside
-// any trace: the eager rule's row loop straight on t and value converted to
+// any trace and any NaN hunt: the eager rule's row loop straight on t and value converted to
 // t's dtype, without making value a tensor (W1 in bench/: that was a fifth
 // of a small op). The bits, dtype and shape are the primitive's. Nothing
 // otherwise (the caller binds the primitive).
 std::optional<Tensor> with_double(Prim p, const Tensor& t, double value, bool value_first) {
   if (p != Prim::add && p != Prim::sub && p != Prim::mul && p != Prim::div) return std::nullopt;
   const detail::TensorImpl* impl = t.impl();
-  if (!impl || impl->tracer || !impl->storage || ops::trace_depth() != 0) return std::nullopt;
+  if (!impl || impl->tracer || !impl->storage || ops::trace_depth() != 0 || ops::hunting_nans()) return std::nullopt;
   if ((impl->dtype != float64 && impl->dtype != float32) || !(impl->placement == Placement::host()) ||
       impl->storage->donated.load(std::memory_order_relaxed) || !ops::is_contiguous(*impl))
     return std::nullopt;

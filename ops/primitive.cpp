@@ -6,6 +6,7 @@
 
 #include "ops/concrete.hpp"
 #include "ops/errors.hpp"
+#include "ops/nan_hunt.hpp"
 #include "ops/sizes.hpp"
 #include "ops/trace.hpp"
 #include "ops/type_checks.hpp"
@@ -74,7 +75,9 @@ Tensor apply_eager(Prim p, std::span<const Tensor> operands, const Params& param
   // Only a collective has no eager rule: a running map of its axis computes
   // it (batch/), and none does.
   if (!rules(p).eager) fail(api, "no map of this axis is running (name one with rune::vmap(f, axis))");
-  return call_rule("eager", api, [&] { return rules(p).eager(p, operands, params, type); });
+  Tensor result = call_rule("eager", api, [&] { return rules(p).eager(p, operands, params, type); });
+  if (hunting_nans()) check_made_finite(api, operands, result);
+  return result;
 }
 
 }  // namespace nx::ops

@@ -28,6 +28,7 @@
 #include "ir/construct.hpp"
 #include "ir/verify.hpp"
 #include "ops/concrete.hpp"
+#include "ops/nan_hunt.hpp"
 #include "vm/fusion.hpp"
 #include "vm/kernel_shapes.hpp"
 #include "vm/memory_plan.hpp"
@@ -88,7 +89,9 @@ std::shared_ptr<const Code> compile_code(std::shared_ptr<const ir::Program> prog
 
 class Compiler final : PlacedValues {
  public:
-  Compiler(const ir::Program& program, Code& code) : p_(program), code_(code), fusion_(program, *this) {}
+  // (while a NaN hunt is on, nothing fuses: each primitive is checked alone)
+  Compiler(const ir::Program& program, Code& code)
+      : p_(program), code_(code), fusion_(program, *this, !nx::ops::hunting_nans()) {}
 
   void run() {
     place_values();

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "ir/passes/pipeline.hpp"
+#include "ops/nan_hunt.hpp"
 #include "vm/compile.hpp"
 
 namespace rune::vm {
@@ -12,8 +13,10 @@ namespace rune::vm {
 std::shared_ptr<const Code> build(std::shared_ptr<const ir::Program> program, const Build& how) {
   std::shared_ptr<const Code> code;
   if (how.passes) {
+    // (a NaN hunt keeps small tensors whole: its errors name their elements)
+    const std::int64_t scalar_elements = nx::ops::hunting_nans() ? 0 : how.scalar_elements;
     auto simplified = std::make_shared<const ir::Program>(ir::simplify(*program));
-    code = compile(std::make_shared<const ir::Program>(ir::simplify_loops(*simplified, how.scalar_elements)),
+    code = compile(std::make_shared<const ir::Program>(ir::simplify_loops(*simplified, scalar_elements)),
                    simplified);
   } else {
     code = compile(std::move(program));

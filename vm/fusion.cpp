@@ -75,6 +75,7 @@ bool FusionPlanner::reads_open(const ir::Equation& eq) const {
 }
 
 bool FusionPlanner::absorbs(std::size_t i) {
+  if (!fuse_) return false;
   const ir::Equation& eq = p_.equations[i];
   if (joins_per_row(eq)) {
     if (open_.row == 0) open_.row = *reduced_row(p_, eq);  // (a reduction of the rows it starts)
@@ -102,13 +103,13 @@ bool FusionPlanner::absorbs(std::size_t i) {
 std::optional<KernelGroup> FusionPlanner::add_elementwise(std::size_t i) {
   const ir::Equation& eq = p_.equations[i];
   const nx::Shape& shape = type(eq.outputs[0]).shape;
-  if (open_is_per_row_of(eq)) {  // (its values are one element per row of eq's shape)
+  if (fuse_ && open_is_per_row_of(eq)) {  // (its values are one element per row of eq's shape)
     for (int v : open_.values) open_.per_row.insert(v);
     open_.row = column_of_operand(open_.shape, shape);
     open_.shape = shape;
   }
   std::optional<KernelGroup> closed;
-  if (!open_.members.empty() && (open_.shape != shape || spreads_badly(eq))) closed = close();
+  if (!open_.members.empty() && (!fuse_ || open_.shape != shape || spreads_badly(eq))) closed = close();
   if (open_.members.empty()) open_.shape = shape;
   open_.row = row_with(eq);
   open_.members.push_back(i);

@@ -70,7 +70,10 @@ struct KernelGroup {
 
 class FusionPlanner {
  public:
-  FusionPlanner(const ir::Program& program, const PlacedValues& placed) : p_(program), placed_(placed) {}
+  // `fuse` false: every kernel is one equation (a NaN hunt names each
+  // primitive).
+  FusionPlanner(const ir::Program& program, const PlacedValues& placed, bool fuse)
+      : p_(program), placed_(placed), fuse_(fuse) {}
 
   // Whether eq reads a reduction's result: the open kernel must be closed
   // first (close_for_reduced).
@@ -100,6 +103,7 @@ class FusionPlanner {
 
   const ir::Program& p_;
   const PlacedValues& placed_;
+  bool fuse_;
   KernelGroup open_;
 };
 

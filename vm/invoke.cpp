@@ -7,6 +7,7 @@
 
 #include "ir/construct.hpp"
 #include "ops/concrete.hpp"
+#include "ops/nan_hunt.hpp"
 #include "vm/machine.hpp"
 #include "vm/observer.hpp"
 
@@ -62,18 +63,22 @@ void run_iterate(const Invoke& it, Frame& f) {
     // (moved: held by the step's parameter alone, it may be written in place
     // from the second trip on) and gives it back.
     std::int64_t trip = 0;
-    for (;; ++trip) {
-      execute(until, u);
-      if (all_stopped(u, until.results[0])) break;
-      if (trip == info.max) {  // (raised from this run, which knows the stop: a second run could end otherwise)
-        it.native->ran(trip);
-        still_running();
+    try {
+      for (;; ++trip) {
+        execute(until, u);
+        if (all_stopped(u, until.results[0])) break;
+        if (trip == info.max) {  // (raised from this run, which knows the stop: a second run could end otherwise)
+          it.native->ran(trip);
+          still_running();
+        }
+        for (std::size_t k = 0; k < carry; ++k) move(s, step.params[k], u, until.params[k]);
+        copy(s, step.params[carry], u, until.results[0]);
+        execute(step, s);
+        for (std::size_t k = 0; k < carry; ++k) copy(u, until.params[k], s, step.results[k]);
+        for (std::int32_t reg : step.emptied_after_run) s.tensors[std::size_t(reg)] = nx::Tensor();
       }
-      for (std::size_t k = 0; k < carry; ++k) move(s, step.params[k], u, until.params[k]);
-      copy(s, step.params[carry], u, until.results[0]);
-      execute(step, s);
-      for (std::size_t k = 0; k < carry; ++k) copy(u, until.params[k], s, step.results[k]);
-      for (std::int32_t reg : step.emptied_after_run) s.tensors[std::size_t(reg)] = nx::Tensor();
+    } catch (const nx::ops::NonFiniteError& e) {  // (a NaN hunt's: the trip it was made in)
+      nx::ops::rethrow_non_finite(e, "in trip " + std::to_string(trip) + " of an iterate");
     }
     it.native->ran(trip);
   }

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "ops/concrete.hpp"
+#include "vm/nan_hunt.hpp"
 #include "vm/observer.hpp"
 #include "vm/profiler.hpp"
 
@@ -13,8 +14,10 @@ namespace {
 
 thread_local CheckScope* innermost_checks = nullptr;
 
-// RUNE_PROFILE=1: the profiler in effect from the start.
+// RUNE_PROFILE=1: the profiler in effect from the start; RUNE_DEBUG_NANS=1:
+// the NaN hunt.
 [[maybe_unused]] const Profiler* const whole_run_profiler = process_profiler();
+[[maybe_unused]] const bool hunting_from_the_start = hunt_nans_from_environment();
 
 // Element `element` (in C order) of t, into a scalar register.
 void load(const nx::Tensor& t, std::int64_t element, Scalar& into) {

@@ -1,6 +1,10 @@
 #include "vm/observer.hpp"
 
+#include <array>
+#include <atomic>
 #include <cstdlib>
+#include <mutex>
+#include <stdexcept>
 #include <iostream>
 
 #include "vm/listing.hpp"
@@ -16,8 +20,19 @@ const bool tracing = [] {
   return v && std::atoi(v) != 0;
 }();
 
-Observer* every_thread = nullptr;
+// The observers in effect on every thread (null: a free place), how many
+// there are, and how many of them must see every instruction.
+std::array<std::atomic<Observer*>, 4> every_thread{};
+std::atomic<int> every_thread_count{0}, every_thread_every_instruction{0};
+std::mutex every_thread_changes;
+
 thread_local Observing* innermost = nullptr;
+
+template <class Call> void for_every_thread_observer(Call call) {
+  if (every_thread_count.load(std::memory_order_acquire) == 0) return;
+  for (std::atomic<Observer*>& slot : every_thread)
+    if (Observer* o = slot.load(std::memory_order_acquire)) call(*o);
+}
 thread_local int every_instruction_observers = 0;
 
 }  // namespace
@@ -33,25 +48,48 @@ Observing::~Observing() {
   every_instruction_observers -= every_instruction_;
 }
 
-void observe_every_thread(Observer& observer) { every_thread = &observer; }
+void observe_every_thread(Observer& observer, bool every_instruction) {
+  std::lock_guard lock(every_thread_changes);
+  for (std::atomic<Observer*>& slot : every_thread)
+    if (!slot.load()) {
+      slot.store(&observer, std::memory_order_release);
+      every_thread_count.fetch_add(1);
+      every_thread_every_instruction.fetch_add(every_instruction);
+      return;
+    }
+  throw std::logic_error("rune: internal error: vm::observe_every_thread: more than four observers");
+}
 
-bool observed() { return tracing || innermost || every_thread; }
-bool interpreting_only() { return tracing || every_instruction_observers > 0; }
+void stop_observing_every_thread(Observer& observer, bool every_instruction) {
+  std::lock_guard lock(every_thread_changes);
+  for (std::atomic<Observer*>& slot : every_thread)
+    if (slot.load() == &observer) {
+      slot.store(nullptr, std::memory_order_release);
+      every_thread_count.fetch_sub(1);
+      every_thread_every_instruction.fetch_sub(every_instruction);
+      return;
+    }
+}
+
+bool observed() { return tracing || innermost || every_thread_count.load(std::memory_order_relaxed) > 0; }
+bool interpreting_only() {
+  return tracing || every_instruction_observers > 0 || every_thread_every_instruction.load(std::memory_order_relaxed) > 0;
+}
 
 void notify_before(const Code& code, const Instruction& in, const Frame& frame) {
   for (Observing* o = innermost; o; o = o->outer_) o->observer_.before(code, in, frame);
-  if (every_thread) every_thread->before(code, in, frame);
+  for_every_thread_observer([&](Observer& o) { o.before(code, in, frame); });
 }
 
 void notify_after(const Code& code, const Instruction& in, const Frame& frame) {
   if (tracing) std::cerr << "vm: " << trace_line(code, in, frame) << '\n';
   for (Observing* o = innermost; o; o = o->outer_) o->observer_.after(code, in, frame);
-  if (every_thread) every_thread->after(code, in, frame);
+  for_every_thread_observer([&](Observer& o) { o.after(code, in, frame); });
 }
 
 void notify_failed(const Code& code, const Instruction& in) {
   for (Observing* o = innermost; o; o = o->outer_) o->observer_.failed(code, in);
-  if (every_thread) every_thread->failed(code, in);
+  for_every_thread_observer([&](Observer& o) { o.failed(code, in); });
 }
 
 }  // namespace rune::vm

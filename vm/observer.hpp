@@ -43,10 +43,11 @@ class Observing {
   Observing* outer_;
 };
 
-// Puts an observer in effect on every thread from now on, for the rest of
-// the process (RUNE_PROFILE=1's profiler); at most one. It sees only what
-// needs no instruction-by-instruction interpretation.
-void observe_every_thread(Observer& observer);
+// Puts an observer in effect on every thread until it is taken away
+// (RUNE_PROFILE=1's profiler, the NaN hunt), at most four at once;
+// `every_instruction` as for Observing.
+void observe_every_thread(Observer& observer, bool every_instruction);
+void stop_observing_every_thread(Observer& observer, bool every_instruction);
 
 // Whether any observer is in effect on this thread, and whether one must
 // see every instruction (then nothing runs as machine code).

@@ -129,7 +129,7 @@ Profiler* process_profiler() {
     const char* v = std::getenv("RUNE_PROFILE");
     if (!v || std::atoi(v) == 0) return nullptr;
     static Profiler whole_run;
-    observe_every_thread(whole_run);
+    observe_every_thread(whole_run, false);
     std::atexit([] { std::cerr << "rune profile (RUNE_PROFILE=1), every thread:\n" << whole_run.profile(); });
     return &whole_run;
   }();

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "rune/profile.hpp"
+#include "rune/debug.hpp"
 #include "vm/observer.hpp"
 
 namespace rune::vm {

@@ -11,6 +11,7 @@
 #include <boost/container/small_vector.hpp>
 
 #include "ops/concrete.hpp"
+#include "ops/nan_hunt.hpp"
 #include "vm/machine.hpp"
 #include "vm/observer.hpp"
 
@@ -108,15 +109,21 @@ void interpret(const ScanOp& scan, const Plan& p, Frame& sub) {
   Few<Scalar> scalars(p.scalar_carry.size());
   Few<nx::Tensor> tensors(p.tensor_carry.size());
   Scalar* s = sub.scalars.data();
-  for (std::int64_t row = 0; row < scan.info.length; ++row) {
-    for (const Rows& r : p.rows) put_row(sub, r, row);
-    execute(step, sub);
-    for (const Stack& y : p.stacks) put_y(y, row, sub);
-    for (std::size_t k = 0; k < scalars.size(); ++k) scalars[k] = s[p.scalar_carry[k].from];
-    for (std::size_t k = 0; k < scalars.size(); ++k) s[p.scalar_carry[k].to] = scalars[k];
-    for (std::size_t k = 0; k < tensors.size(); ++k) tensors[k] = sub.tensors[std::size_t(p.tensor_carry[k].from)];
-    for (std::int32_t reg : step.emptied_after_run) sub.tensors[std::size_t(reg)] = nx::Tensor();
-    for (std::size_t k = 0; k < tensors.size(); ++k) sub.tensors[std::size_t(p.tensor_carry[k].to)] = std::move(tensors[k]);
+  std::int64_t row = 0;
+  try {
+    for (; row < scan.info.length; ++row) {
+      for (const Rows& r : p.rows) put_row(sub, r, row);
+      execute(step, sub);
+      for (const Stack& y : p.stacks) put_y(y, row, sub);
+      for (std::size_t k = 0; k < scalars.size(); ++k) scalars[k] = s[p.scalar_carry[k].from];
+      for (std::size_t k = 0; k < scalars.size(); ++k) s[p.scalar_carry[k].to] = scalars[k];
+      for (std::size_t k = 0; k < tensors.size(); ++k) tensors[k] = sub.tensors[std::size_t(p.tensor_carry[k].from)];
+      for (std::int32_t reg : step.emptied_after_run) sub.tensors[std::size_t(reg)] = nx::Tensor();
+      for (std::size_t k = 0; k < tensors.size(); ++k)
+        sub.tensors[std::size_t(p.tensor_carry[k].to)] = std::move(tensors[k]);
+    }
+  } catch (const nx::ops::NonFiniteError& e) {  // (a NaN hunt's: the row it was made in)
+    nx::ops::rethrow_non_finite(e, "in row " + std::to_string(row) + " of a scan");
   }
 }
 

@@ -8,7 +8,7 @@
 #include "ir/eval.hpp"
 #include "ir/text.hpp"
 #include "ops/primitive.hpp"
-#include "rune/profile.hpp"
+#include "rune/debug.hpp"
 #include "tools/repl/arguments.hpp"
 #include "tools/repl/display.hpp"
 #include "tools/repl/file_text.hpp"

@@ -1,7 +1,10 @@
-// The profiler (rune::profile, RUNE_PROFILE=1): every instruction a
-// compiled call runs, summed over its runs (a scan's step over its rows),
-// its own time within its total, the bytes it wrote; only this thread's;
-// an instruction that throws leaves the profiler sound.
+// Looking inside compiled code (rune/debug.hpp). The profiler
+// (rune::profile, RUNE_PROFILE=1): every instruction a compiled call runs,
+// summed over its runs (a scan's step over its rows), its own time within
+// its total, the bytes it wrote; only this thread's; an instruction that
+// throws leaves the profiler sound. The NaN hunt (rune::debug_nans,
+// RUNE_DEBUG_NANS=1): the first NaN or infinity made from finite operands,
+// eager or compiled, named with its primitive, element, row or trip.
 #include <unistd.h>
 
 #include <algorithm>
@@ -118,4 +121,76 @@ TEST_CASE("RUNE_PROFILE=1 prints every thread's profile at exit, on stderr") {
   CHECK(text.find("rune profile (RUNE_PROFILE=1), every thread:\n") == 0);
   CHECK(text.find("= scan 0") != std::string::npos);
   CHECK(text.find("in 2 instructions\n") != std::string::npos);
+}
+
+namespace {
+// The hunt on for a test's scope.
+struct Hunting {
+  Hunting() { rune::debug_nans(true); }
+  ~Hunting() { rune::debug_nans(false); }
+};
+}  // namespace
+
+TEST_CASE("debug_nans: an eager primitive making a NaN or an infinity from finite operands") {
+  Hunting hunting;
+  CHECK(rune::debugging_nans());
+  CHECK_THROWS_AS(nx::log(test::f64({3}, {1, 0, 2})), std::runtime_error);
+  CHECK_THROWS_WITH(nx::log(test::f64({3}, {1, 0, 2})),
+                    "rune::debug_nans: nx::log made -inf from finite operands (element 1 of its float64 [3] result)");
+  CHECK_THROWS_WITH(nx::sqrt(test::f64({2}, {4, -1})),
+                    "rune::debug_nans: nx::sqrt made nan from finite operands (element 1 of its float64 [2] result)");
+  CHECK_THROWS_WITH(test::f64({2}, {1e308, 1}) * 10.,
+                    Catch::StartsWith("rune::debug_nans: nx::mul made inf from finite operands (element 0"));
+  // A NaN carried in is not made here; integers are always finite.
+  CHECK(test::text(nx::exp(test::f64({2}, {NAN, 0}))) == "float64 [2] [nan, 1]");
+  CHECK_NOTHROW(nx::create(nx::int32, {2}, {1, 2}) * 3.);
+}
+
+TEST_CASE("debug_nans: compiled code names the primitive, its element and the scan row or iterate trip") {
+  Hunting hunting;
+  auto flight = rune::jit([](const Tensor& x) {
+    auto step = [](const Tensor& c, const Tensor& r) {
+      Tensor n = nx::sqrt(c - r);  // (c - r: c0 - 1.56 row, below 0 from row 4 when c0 = 5)
+      return std::pair{c - 1., n};
+    };
+    return rune::scan(step, x, nx::linspace(nx::float64, 0., 5., 10)).second;
+  });
+  CHECK_THROWS_WITH(flight(test::f64({2}, {5, 100})),
+                    "rune::debug_nans: nx::sqrt (bytecode: call t2 = sqrt t1) made nan from finite operands (element 0 "
+                    "of its float64 [2] result), in row 4 of a scan");
+  // The function stays usable: a flight that makes none runs.
+  CHECK(flight(test::f64({2}, {100, 100})).shape() == nx::Shape{10, 2});
+  // Nothing fused while hunting: each primitive its own instruction.
+  CHECK(rune::bytecode(flight.program(test::f64({2}, {1, 1}))).find("= map") == std::string::npos);
+  auto halve = rune::jit([](const Tensor& x) {
+    return rune::iterate(20, [](const Tensor& v) { return nx::less(v, nx::scalar(nx::float64, -1e300)); },
+                         [](const Tensor& v) { return nx::log(v) - v; }, x);
+  });
+  CHECK_THROWS_WITH(halve(nx::scalar(nx::float64, 0.5)), Catch::EndsWith("in trip 1 of an iterate"));
+}
+
+TEST_CASE("debug_nans: a function compiled before the hunt names its fused kernel's primitives") {
+  auto fused = rune::jit([](const Tensor& x) { return nx::sqrt(x * 2. - 1.); });
+  const Tensor x = test::f64({4}, {1, 2, 3, 0});
+  CHECK(test::text(fused(x)).find("nan") != std::string::npos);  // (not hunting: no error)
+  Hunting hunting;
+  CHECK_THROWS_WITH(fused(x), Catch::StartsWith("rune::debug_nans: a map kernel of nx::mul, nx::sub, nx::sqrt "
+                                                "(bytecode: map t") &&
+                                  Catch::EndsWith(" = map 0) made nan from finite operands (element 3 of its float64 "
+                                                  "[4] result)"));
+}
+
+TEST_CASE("a compiled call for the hunt from the start", "[.hunt_from_start]") {  // (hidden: run by the next case)
+  nx::log(test::f64({1}, {0}));
+}
+
+TEST_CASE("RUNE_DEBUG_NANS=1 hunts from the start") {
+  const std::string log = std::filesystem::temp_directory_path() / ("rune_nans_" + std::to_string(::getpid()));
+  const std::string command = "RUNE_DEBUG_NANS=1 /proc/" + std::to_string(::getpid()) +
+                              "/exe '[.hunt_from_start]' > " + log + " 2>&1";
+  CHECK(std::system(command.c_str()) != 0);
+  std::ifstream in(log);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::filesystem::remove(log);
+  CHECK(text.find("rune::debug_nans: nx::log made -inf from finite operands") != std::string::npos);
 }

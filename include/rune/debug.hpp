@@ -1,5 +1,7 @@
-// rune::profile: where a compiled function's time goes, instruction by
-// instruction (docs/debugging.md).
+// Looking inside compiled code (docs/debugging.md): rune::profile, where a
+// compiled function's time goes, instruction by instruction; and
+// rune::debug_nans, which stops at the first NaN or infinity made from
+// finite operands.
 #pragma once
 
 #include <cstdint>
@@ -56,5 +58,16 @@ template <class F, class... A> Profile profile(F&& f, const A&... args) {
   std::invoke(f, args...);
   return profiling.profile();
 }
+
+// NaN hunting: while on, every primitive's result, eager or compiled, is
+// checked, and the first NaN or infinity that a primitive makes from finite
+// operands raises std::runtime_error naming the primitive, the element, and
+// the scan row or iterate trip it was made in. Code compiled while it is
+// on runs each primitive on its own (no fused kernels), on the VM; code
+// compiled before names a fused kernel's primitives. RUNE_DEBUG_NANS=1 in
+// the environment turns it on from the start. Off (the default), it costs
+// nothing.
+void debug_nans(bool on);
+bool debugging_nans();
 
 }  // namespace rune

@@ -1,0 +1,46 @@
+// NaN hunting (rune::debug_nans, RUNE_DEBUG_NANS=1): while on, every
+// primitive's eager result is checked (apply_eager), and the VM checks what
+// its scalar instructions and kernels make (vm/nan_hunt.cpp). Off, the one
+// cost is a relaxed load per eager primitive.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "rune/tensor.hpp"
+
+namespace nx::ops {
+
+// What a hunt raises: its text grows with the places it passes through (a
+// scan's row, an iterate's trip) on its way out.
+class NonFiniteError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+inline std::atomic<bool> nan_hunt{false};
+inline bool hunting_nans() { return nan_hunt.load(std::memory_order_relaxed); }
+
+// The index of t's first element that is a NaN or an infinity, or -1
+// (integers and booleans are always finite).
+std::int64_t first_non_finite(const Tensor& t);
+
+// Whether `value` holds a NaN or an infinity that `operands` (all finite)
+// did not: the first such element's index, else -1.
+std::int64_t first_made_non_finite(std::span<const Tensor> operands, const Tensor& value);
+
+// Throws the hunt's error: "rune::debug_nans: <what> made nan from finite
+// operands (element 3 of its float64 [5] result)".
+[[noreturn]] void raise_non_finite(std::string_view what, const Tensor& value, std::int64_t element);
+
+// The eager check of primitive `api`'s result.
+void check_made_finite(std::string_view api, std::span<const Tensor> operands, const Tensor& result);
+
+// e again, with ", <where>" added ("in row 612 of a scan").
+[[noreturn]] void rethrow_non_finite(const NonFiniteError& e, const std::string& where);
+
+}  // namespace nx::ops
