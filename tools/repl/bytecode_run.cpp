@@ -3,6 +3,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "tools/repl/inspect.hpp"
+#include "tools/repl/listing.hpp"
 #include "vm/listing.hpp"
 #include "vm/operands.hpp"
 
@@ -24,7 +26,13 @@ Executed BytecodeRun::step() {
   const vm::Instruction& in = code_->instructions[pc_];
   vm::execute(*code_, frame_, pc_, pc_ + 1);
   Executed e{pc_++, vm::instruction_text(*code_, in), {}};
-  for (vm::Location at : vm::writes(*code_, in)) e.registers.push_back(vm::register_text(*code_, frame_, at));
+  for (vm::Location at : vm::writes(*code_, in)) {
+    std::string text = vm::register_text(*code_, frame_, at);
+    const nx::Tensor value = vm::read(*code_, frame_, at);
+    if (value.defined() && value.numel() > Listing::shown_elements)  // (its type alone otherwise)
+      text = text.substr(0, text.find(" = ")) + " = " + summary_text(value, Listing::shown_elements);
+    e.registers.push_back(text);
+  }
   return e;
 }
 

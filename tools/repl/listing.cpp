@@ -31,18 +31,31 @@ std::string elements_text(const nx::Tensor& t) {
   return nx::to_string(t).substr(type.size());
 }
 
-// The value of each constant of `program` and its sub-programs, by number.
-void constants(const ir::Program& program, const Names& names, std::map<int, std::string>& out) {
+// Each constant of `program` and its sub-programs, by number.
+void constants(const ir::Program& program, const Names& names, std::map<int, nx::Tensor>& out) {
   for (const ir::Equation& eq : program.equations) {
-    if (eq.kind == ir::OpKind::constant) out[names.number(program, eq.outputs[0])] = elements_text(eq.constant);
+    if (eq.kind == ir::OpKind::constant) out[names.number(program, eq.outputs[0])] = eq.constant;
     for (const auto& sub : eq.programs) constants(*sub, names, out);
   }
+}
+
+// A constant's line: its bits and, after them, its elements in decimal; of
+// more than `shown_elements`, neither (print shows them).
+void annotate_constant(std::string& line, int number, const nx::Tensor& value) {
+  if (value.numel() <= Listing::shown_elements) {
+    line += "  ; " + elements_text(value);
+    return;
+  }
+  const std::size_t bits = line.find(" = constant ");
+  if (bits == std::string::npos) return;
+  line = line.substr(0, bits) + " = constant (" + std::to_string(value.numel()) + " elements elided; print %" +
+         std::to_string(number) + " shows them)";
 }
 
 }  // namespace
 
 Listing::Listing(const std::string& text, const ir::Program& program, const Names& names) {
-  std::map<int, std::string> values;
+  std::map<int, nx::Tensor> values;
   constants(program, names, values);
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
@@ -54,7 +67,7 @@ Listing::Listing(const std::string& text, const ir::Program& program, const Name
     else if (starts_with(unindented, "%")) defined = unindented.substr(0, unindented.find(" = "));
     for (int n : names_in(defined)) {
       where_[n] = lines_.size();
-      if (auto value = values.find(n); value != values.end()) line += "  ; " + value->second;
+      if (auto value = values.find(n); value != values.end()) annotate_constant(line, n, value->second);
     }
     lines_.push_back(line);
   }

@@ -19,8 +19,11 @@ class Listing {
   // `text` is `program` printed (rune::to_string); `names` numbers its
   // values.
   Listing(const std::string& text, const ir::Program& program, const Names& names);
-  // The whole listing: the text, a value after each constant's line.
+  // The whole listing: the text, a value after each constant's line; a
+  // constant of more than `shown_elements` elements is elided (`print` shows
+  // it).
   std::string text() const;
+  static constexpr std::int64_t shown_elements = 8;
   // The line defining %number, without its indentation: an equation's line
   // (and its `with` line), or the `program (...)` line of a parameter.
   // Empty when the text has no such value.

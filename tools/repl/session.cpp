@@ -12,6 +12,7 @@
 #include "tools/repl/arguments.hpp"
 #include "tools/repl/display.hpp"
 #include "tools/repl/file_text.hpp"
+#include "tools/repl/inspect.hpp"
 #include "vm/executables.hpp"
 #include "vm/listing.hpp"
 #include "vm/machine.hpp"
@@ -38,11 +39,13 @@ const std::vector<Session::Command>& Session::commands() {
        &Session::profile},
       {{"continue", "c"}, "continue [N]", "go on to the next breakpoint (or the Nth) or the end",
        &Session::continue_command},
-      {{"break", "b"}, "break [%n [row K] ...]", "stop before the equation defining %n (alone: list)",
+      {{"break", "b"}, "break [%n [row K] ... | nan]", "stop before the equation defining %n, or after a NaN (alone: list)",
        &Session::break_command},
-      {{"delete", "d"}, "delete [%n [row K] ...]", "remove the breakpoints at %n (alone: all)",
+      {{"delete", "d"}, "delete [%n [row K] ... | nan]", "remove the breakpoints at %n (alone: all)",
        &Session::delete_command},
-      {{"print", "p"}, "print [%n ...]", "show each %n's current value (alone: the program)", &Session::print},
+      {{"print", "p"}, "print [%n[INDEX] ...]", "show each %n's current value, or part (alone: the program)",
+       &Session::print},
+      {{"stats"}, "stats %n[INDEX] ...", "show each value's min, max, mean and NaN and infinity counts", &Session::stats},
       {{"where"}, "where", "show the next action", &Session::where},
       {{"reset"}, "reset", "restart on the same arguments, stopped at the start", &Session::reset},
       {{"help", "h"}, "help", "this text", &Session::help},
@@ -74,13 +77,19 @@ const char* help_notes =
     "after the last, it defines the construct's outputs. A breakpoint in a\n"
     "sub-program stops on every run; one at its parameter, before each run;\n"
     "one given a run (break %7 row 150; an iterate's until K or step K), in\n"
-    "that run only. continue N goes on past N - 1 stops to the Nth.\n"
+    "that run only. continue N goes on past N - 1 stops to the Nth. break nan\n"
+    "stops after the first action defining a value that holds a NaN or an\n"
+    "infinity.\n"
+    "print %7[150] and print %7[2:5, 0] show part of a value (K, A:B, A: or :B\n"
+    "per leading axis); stats %7 its min, max, mean and NaN and infinity counts.\n"
+    "A constant of more than 8 elements is elided from list (print shows it).\n"
     "A finished run shows its results:\n"
     "  return %3 = float64 [4] [1, 5, 14, 30]\n"
     "bytecode lists the program as loaded, compiled for its parameters' types\n"
     "as rune::run compiles it (not simplified first). stepi runs it on the\n"
     "arguments of the last run or start, one instruction at a time, showing\n"
-    "each and the registers it wrote; a scan is one instruction, its step run\n"
+    "each and the registers it wrote (a tensor of more than 8 elements as its\n"
+    "first elements and stats); a scan is one instruction, its step run\n"
     "whole. At the end it shows the results and the next stepi starts over.\n"
     "Its run is apart from step's; load, run, start and reset end it.\n"
     "native shows the machine code of each map kernel, scan and iterate of\n"
@@ -269,7 +278,13 @@ void Session::go_on(bool check_first, int stops) {
       out_ << "stopped at breakpoint " << breakpoint_text(*hit) << '\n';
       return show_next(out_, next, *listing_);
     }
-    run_->step();
+    for (const Produced& p : run_->step()) {
+      const std::optional<std::string> bad = break_on_nan_ ? first_non_finite_text(p.value) : std::nullopt;
+      if (bad && --stops == 0) {
+        out_ << "stopped: " << name_text(p.number) << " holds " << *bad << '\n' << value_text(p) << '\n';
+        return;
+      }
+    }
   }
   show_results(out_, run_->results(), result_paths_);
 }
@@ -346,6 +361,11 @@ std::vector<Produced> Session::program_results(const std::vector<nx::Tensor>& va
 void Session::break_command(const std::string& args) {
   require_program();
   if (args.empty()) return list_breakpoints();
+  if (args == "nan") {
+    break_on_nan_ = true;
+    out_ << "breakpoint after the first NaN or infinity\n";
+    return;
+  }
   for (const Breakpoint& b : parse_breakpoints(words(args))) {
     const int n = existing_value(b.number);
     const Names::Place place = *names_->find(n);
@@ -358,14 +378,22 @@ void Session::break_command(const std::string& args) {
 }
 
 void Session::list_breakpoints() {
-  if (breakpoints_.empty()) out_ << "no breakpoints\n";
-  else out_ << "breakpoints: " << breakpoints_.text() << '\n';
+  if (breakpoints_.empty() && !break_on_nan_) out_ << "no breakpoints\n";
+  else out_ << "breakpoints: " << breakpoints_.text() << (breakpoints_.empty() || !break_on_nan_ ? "" : " ")
+            << (break_on_nan_ ? "nan" : "") << '\n';
 }
 
 void Session::delete_command(const std::string& args) {
   if (args.empty()) {
     breakpoints_.clear();
+    break_on_nan_ = false;
     out_ << "deleted all breakpoints\n";
+    return;
+  }
+  if (args == "nan") {
+    if (!break_on_nan_) throw std::invalid_argument("no breakpoint at nan");
+    break_on_nan_ = false;
+    out_ << "deleted the breakpoint after a NaN or infinity\n";
     return;
   }
   for (const Breakpoint& b : parse_breakpoints(words(args))) {
@@ -376,15 +404,38 @@ void Session::delete_command(const std::string& args) {
 
 void Session::print(const std::string& args) {
   if (args.empty()) return list(args);
-  for (const std::string& word : words(args)) print_value(existing_value(parse_name(word)));
+  for (const std::string& word : value_words(args)) {
+    const IndexedName value = parse_indexed(word);
+    print_value(existing_value(value.number), value.index);
+  }
 }
 
-void Session::print_value(int number) const {
+void Session::stats(const std::string& args) {
+  if (args.empty()) throw std::invalid_argument("stats takes values: stats %7 or stats %7[2:5]");
+  for (const std::string& word : value_words(args)) {
+    const IndexedName value = parse_indexed(word);
+    const int number = existing_value(value.number);
+    const std::optional<Produced> now = run_ ? run_->value(number) : std::nullopt;
+    if (!now) return print_value(number, value.index);  // (says why there is no value)
+    const std::string name = value.index.empty() ? name_text(number) : name_text(number) + "[" + value.index + "]";
+    const nx::Tensor part = value.index.empty() ? now->value : indexed(now->value, value.index, name);
+    out_ << name << " = " << nx::name(part.dtype()) << ' ' << nx::to_string(part.shape()) << ": " << stats_text(part)
+         << '\n';
+  }
+}
+
+void Session::print_value(int number, const std::string& index) const {
   const std::string name = name_text(number);
   if (!run_) {
     out_ << name << " is not computed: no run has started\n";
   } else if (std::optional<Produced> value = run_->value(number)) {
-    out_ << value_text(*value) << '\n';
+    if (!index.empty()) {
+      const std::string part = name + "[" + index + "]";
+      value->value = indexed(value->value, index, part);
+      out_ << part << value_text(*value).substr(name.size()) << '\n';
+    } else {
+      out_ << value_text(*value) << '\n';
+    }
   } else if (run_->running(number)) {
     out_ << name << " is not computed yet\n";
   } else {

@@ -50,6 +50,7 @@ class Session {
   void profile(const std::string& args);
   void continue_command(const std::string& args);
   void break_command(const std::string& args);
+  void stats(const std::string& args);
   void delete_command(const std::string& args);
   void print(const std::string& args);
   void where(const std::string& args);
@@ -64,6 +65,7 @@ class Session {
   std::unique_ptr<Names> names_;
   std::unique_ptr<Listing> listing_;
   Breakpoints breakpoints_;
+  bool break_on_nan_ = false;  // break nan: stop after the first value holding a NaN or an infinity
   std::unique_ptr<Stepper> run_;
   // The bytecode: compiled on first use; its run (stepi) takes the
   // arguments of run_, and ends when a program is loaded or a run begins
@@ -79,7 +81,7 @@ class Session {
   void begin(const std::string& args);
   void go_on(bool check_first, int stops);
   void list_breakpoints();
-  void print_value(int number) const;
+  void print_value(int number, const std::string& index) const;
   const std::shared_ptr<const vm::Code>& code();
   std::vector<Produced> program_results(const std::vector<nx::Tensor>& values) const;
 };
