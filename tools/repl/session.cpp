@@ -33,7 +33,9 @@ const std::vector<Session::Command>& Session::commands() {
       {{"start"}, "start ARGS", "start on ARGS, stopped before the first equation", &Session::start},
       {{"step", "s"}, "step [N]", "take one action (or N), showing the values defined", &Session::step},
       {{"bytecode", "bc"}, "bytecode", "print the bytecode the program compiles to", &Session::bytecode},
-      {{"stepi", "si"}, "stepi [N]", "run one instruction (or N), showing registers written", &Session::stepi},
+      {{"stepi", "si"}, "stepi [N]", "run one instruction (or N), showing registers written; into constructs",
+       &Session::stepi},
+      {{"nexti", "ni"}, "nexti [N]", "the same, a construct run as one instruction", &Session::nexti},
       {{"native"}, "native", "print the machine code of the bytecode's map kernels, scans and iterates (docs/vm.md)", &Session::native},
       {{"profile"}, "profile [ARGS]", "run the bytecode on ARGS (alone: the run's) and show where its time goes",
        &Session::profile},
@@ -89,8 +91,11 @@ const char* help_notes =
     "as rune::run compiles it (not simplified first). stepi runs it on the\n"
     "arguments of the last run or start, one instruction at a time, showing\n"
     "each and the registers it wrote (a tensor of more than 8 elements as its\n"
-    "first elements and stats); a scan is one instruction, its step run\n"
-    "whole. At the end it shows the results and the next stepi starts over.\n"
+    "first elements and stats). A construct (a scan, an iterate, a cond) runs\n"
+    "whole at its stepi; the next ones show what it ran inside, a scan's step\n"
+    "row by row, then its own line; nexti runs it as one instruction (inside\n"
+    "one being shown: on to its line). At the end it shows the results and\n"
+    "the next stepi starts over.\n"
     "Its run is apart from step's; load, run, start and reset end it.\n"
     "native shows the machine code of each map kernel, scan and iterate of\n"
     "the bytecode that the machine-code tier emits (a scan promoted once it\n"
@@ -330,11 +335,15 @@ void Session::profile(const std::string& args) {
   out_ << profiling.profile().table();
 }
 
-void Session::stepi(const std::string& args) {
-  const int count = count_of("stepi", "instructions", args);
+void Session::stepi(const std::string& args) { run_instructions("stepi", args, false); }
+void Session::nexti(const std::string& args) { run_instructions("nexti", args, true); }
+
+void Session::run_instructions(const std::string& command, const std::string& args, bool over) {
+  const int count = count_of(command, "instructions", args);
   const Stepper& run = require_running();  // its arguments, checked as rune::run checks them
   if (!bytecode_run_) bytecode_run_ = std::make_unique<BytecodeRun>(code(), run.arguments());
-  for (int i = 0; i < count && !bytecode_run_->finished(); ++i) out_ << executed_text(bytecode_run_->step()) << '\n';
+  for (int i = 0; i < count && !bytecode_run_->finished(); ++i)
+    out_ << executed_text(over ? bytecode_run_->step_over() : bytecode_run_->step()) << '\n';
   if (bytecode_run_->finished()) {
     show_results(out_, program_results(bytecode_run_->results()), result_paths_);
     bytecode_run_.reset();  // the next stepi starts over

@@ -46,6 +46,8 @@ class Session {
   void step(const std::string& args);
   void bytecode(const std::string& args);
   void stepi(const std::string& args);
+  void nexti(const std::string& args);
+  void run_instructions(const std::string& command, const std::string& args, bool over);
   void native(const std::string& args);
   void profile(const std::string& args);
   void continue_command(const std::string& args);
