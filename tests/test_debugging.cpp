@@ -194,3 +194,21 @@ TEST_CASE("RUNE_DEBUG_NANS=1 hunts from the start") {
   std::filesystem::remove(log);
   CHECK(text.find("rune::debug_nans: nx::log made -inf from finite operands") != std::string::npos);
 }
+
+TEST_CASE("the profiler and the NaN hunt together: the hunt's error leaves the profile sound") {
+  Hunting hunting;
+  auto sink = rune::jit([](const Tensor& x) {
+    auto step = [](const Tensor& c, const Tensor& r) { return std::pair{c - 1., nx::sqrt(c - r)}; };
+    return rune::scan(step, x, nx::linspace(nx::float64, 0., 5., 10)).second;
+  });
+  rune::detail::Profiling profiling;
+  CHECK_THROWS_WITH(sink(test::f64({2}, {5, 100})), Catch::EndsWith("in row 4 of a scan"));
+  sink(test::f64({2}, {100, 100}));
+  const rune::Profile p = profiling.profile();
+  CHECK(line_with(p, "= scan 0").calls == 2);
+  CHECK(line_with(p, " sqrt ").calls == 5 + 10);  // rows 0 to 4 of the first, every row of the second
+  for (const rune::ProfileLine& line : p.lines) {
+    CHECK(line.seconds <= line.total_seconds + 1e-12);
+    CHECK(line.within < int(p.lines.size()));
+  }
+}

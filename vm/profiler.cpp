@@ -60,6 +60,10 @@ std::string bytes_text(std::int64_t b) {
 
 }  // namespace
 
+Profiler::~Profiler() {  // (this thread's instructions it was timing, if one threw past it)
+  std::erase_if(running_, [this](const Running& r) { return r.profiler == this; });
+}
+
 Profiler::Running* Profiler::innermost() {
   for (auto r = running_.rbegin(); r != running_.rend(); ++r)
     if (r->profiler == this) return &*r;
@@ -77,13 +81,13 @@ std::size_t Profiler::line_of(const Code& code, const Instruction& in) {
 
 void Profiler::before(const Code& code, const Instruction& in, const Frame&) {
   const std::size_t line = line_of(code, in);
-  running_.push_back({this, Clock::now(), 0., line});
+  running_.push_back({this, &in, Clock::now(), 0., line});
 }
 
-void Profiler::finish(std::int64_t bytes) {
+void Profiler::finish(const Instruction& in, std::int64_t bytes) {
   const Clock::time_point end = Clock::now();
   Running* r = innermost();
-  if (!r) return;  // (it began before this profiler was in effect)
+  if (!r || r->in != &in) return;  // (it began before this profiler was in effect, or was finished)
   const Running done = *r;
   running_.erase(running_.begin() + (r - running_.data()));
   const double total = std::chrono::duration<double>(end - done.start).count();
@@ -97,10 +101,11 @@ void Profiler::finish(std::int64_t bytes) {
 }
 
 void Profiler::after(const Code& code, const Instruction& in, const Frame& frame) {
-  finish(bytes_written(code, in, frame));
+  finish(in, bytes_written(code, in, frame));
 }
 
-void Profiler::failed(const Code&, const Instruction&) { finish(0); }
+// (also after after(), when an observer after it threw: then nothing)
+void Profiler::failed(const Code&, const Instruction& in) { finish(in, 0); }
 
 Profile Profiler::profile() const {
   std::vector<ProfileLine> lines;

@@ -18,6 +18,10 @@ namespace rune::vm {
 
 class Profiler final : public Observer {
  public:
+  Profiler() = default;
+  ~Profiler();
+  Profiler(const Profiler&) = delete;
+  Profiler& operator=(const Profiler&) = delete;
   void before(const Code& code, const Instruction& in, const Frame& frame) override;
   void after(const Code& code, const Instruction& in, const Frame& frame) override;
   void failed(const Code& code, const Instruction& in) override;
@@ -30,6 +34,7 @@ class Profiler final : public Observer {
   // instructions it ran inside it, and its line.
   struct Running {
     const Profiler* profiler;
+    const Instruction* in;
     Clock::time_point start;
     double inner_seconds;
     std::size_t line;
@@ -37,7 +42,9 @@ class Profiler final : public Observer {
   static thread_local std::vector<Running> running_;  // (innermost last; every profiler's)
   Running* innermost();
   std::size_t line_of(const Code& code, const Instruction& in);
-  void finish(std::int64_t bytes);
+  // `in` ran: its times and `bytes` added to its line (nothing when it
+  // began before this profiler was in effect).
+  void finish(const Instruction& in, std::int64_t bytes);
 
   mutable std::mutex mutex_;
   std::map<std::pair<const Code*, std::size_t>, std::size_t> lines_by_instruction_;
