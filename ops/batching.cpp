@@ -270,10 +270,12 @@ Tensor indexed_batch(Prim p, std::span<const Tensor> x, std::span<const bool> ba
 
 }  // namespace
 
-void register_batching(Rules* table) {
+void register_batching(RuleTable& table) {
+  const Prim indexed[] = {Prim::take, Prim::scatter_add, Prim::dynamic_slice, Prim::dynamic_update_slice};
   for (int i = 0; i < prim_count; ++i) {
     const Prim p = Prim(i);
-    auto& batch = table[i].batch;
+    if (std::find(std::begin(indexed), std::end(indexed), p) != std::end(indexed)) continue;  // (below)
+    Tensor (*batch)(Prim, std::span<const Tensor>, std::span<const bool>, const Params&, std::int64_t) = nullptr;
     switch (info(p).family) {
       case Family::unary:
       case Family::binary:
@@ -286,9 +288,10 @@ void register_batching(Rules* table) {
       case Family::layout: batch = &layout_batch; break;
       case Family::collective: break;  // (computed by the map they name: batch/batch_trace.cpp)
     }
+    table.define(p, {.batch = batch});
   }
-  table[int(Prim::take)].batch = &take_batch;
-  for (Prim p : {Prim::scatter_add, Prim::dynamic_slice, Prim::dynamic_update_slice}) table[int(p)].batch = &indexed_batch;
+  table.define(Prim::take, {.batch = &take_batch});
+  for (Prim p : {Prim::scatter_add, Prim::dynamic_slice, Prim::dynamic_update_slice}) table.define(p, {.batch = &indexed_batch});
 }
 
 }  // namespace nx::ops

@@ -14,6 +14,11 @@
 namespace nx::ops {
 
 inline bool zero(const Tensor& t) { return !t.defined(); }
+// The tangent of a primitive with none (NoDiff: comparisons, argmax, ...): a
+// symbolic zero.
+inline Tensor no_tangent(Prim, std::span<const Tensor>, std::span<const Tensor>, const Params&, const Tensor&) {
+  return {};
+}
 inline bool all_zero(std::span<const Tensor> ts) {
   for (const Tensor& t : ts)
     if (t.defined()) return false;

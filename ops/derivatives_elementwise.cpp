@@ -117,8 +117,6 @@ Tensor select_jvp(Prim, std::span<const Tensor> x, std::span<const Tensor> t, co
   return broadcast_tangent(where(x[0], ta, tb), y.shape());
 }
 
-Tensor no_tangent(Prim, std::span<const Tensor>, std::span<const Tensor>, const Params&, const Tensor&) { return {}; }
-
 // ---- transposes
 
 void neg_transpose(Prim, const Tensor& ct, std::span<const Tensor>, std::span<const TensorType>, const Params&,
@@ -156,22 +154,24 @@ void convert_transpose(Prim, const Tensor& ct, std::span<const Tensor>, std::spa
 
 }  // namespace
 
-void register_elementwise_derivatives(Rules* table) {
+void register_elementwise_derivatives(RuleTable& table) {
   for (int i = 0; i < prim_count; ++i) {
     const PrimInfo& I = info(Prim(i));
-    Rules& r = table[i];
-    if (I.flags & NoDiff) r.jvp = &no_tangent;
-    else if (I.family == Family::unary || I.family == Family::convert) r.jvp = &unary_jvp;
-    else if (I.family == Family::binary) r.jvp = &binary_jvp;
-    else if (I.family == Family::select) r.jvp = &select_jvp;
+    const bool elementwise = I.family == Family::unary || I.family == Family::convert ||
+                             I.family == Family::binary || I.family == Family::select;
+    if (!elementwise) continue;  // (NoDiff reductions: derivatives_reduce.cpp; random_bits: family_random.cpp)
+    if (I.flags & NoDiff) table.define(Prim(i), {.jvp = &no_tangent});
+    else if (I.family == Family::unary || I.family == Family::convert) table.define(Prim(i), {.jvp = &unary_jvp});
+    else if (I.family == Family::binary) table.define(Prim(i), {.jvp = &binary_jvp});
+    else table.define(Prim(i), {.jvp = &select_jvp});
   }
-  table[int(Prim::neg)].transpose = &neg_transpose;
-  table[int(Prim::add)].transpose = &add_sub_transpose;
-  table[int(Prim::sub)].transpose = &add_sub_transpose;
-  table[int(Prim::mul)].transpose = &mul_div_transpose;
-  table[int(Prim::div)].transpose = &mul_div_transpose;
-  table[int(Prim::select)].transpose = &select_transpose;
-  table[int(Prim::convert)].transpose = &convert_transpose;
+  table.define(Prim::neg, {.transpose = &neg_transpose});
+  table.define(Prim::add, {.transpose = &add_sub_transpose});
+  table.define(Prim::sub, {.transpose = &add_sub_transpose});
+  table.define(Prim::mul, {.transpose = &mul_div_transpose});
+  table.define(Prim::div, {.transpose = &mul_div_transpose});
+  table.define(Prim::select, {.transpose = &select_transpose});
+  table.define(Prim::convert, {.transpose = &convert_transpose});
 }
 
 }  // namespace nx::ops

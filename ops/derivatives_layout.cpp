@@ -117,12 +117,9 @@ void layout_transpose(Prim p, const Tensor& ct, std::span<const Tensor> x, std::
 
 }  // namespace
 
-void register_layout_derivatives(Rules* table) {
+void register_layout_derivatives(RuleTable& table) {
   for (int i = 0; i < prim_count; ++i)
-    if (info(Prim(i)).family == Family::layout) {
-      table[i].jvp = &linear_jvp;
-      table[i].transpose = &layout_transpose;
-    }
+    if (info(Prim(i)).family == Family::layout) table.define(Prim(i), {.jvp = &linear_jvp, .transpose = &layout_transpose});
 }
 
 }  // namespace nx::ops

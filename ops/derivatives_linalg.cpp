@@ -67,12 +67,10 @@ Tensor cholesky_jvp(Prim, std::span<const Tensor>, std::span<const Tensor> t, co
 
 }  // namespace
 
-void register_linalg_derivatives(Rules* table) {
-  table[int(Prim::matmul)].jvp = &matmul_jvp;
-  table[int(Prim::matmul)].transpose = &matmul_transpose;
-  table[int(Prim::solve)].jvp = &solve_jvp;
-  table[int(Prim::solve)].transpose = &solve_transpose;
-  table[int(Prim::cholesky)].jvp = &cholesky_jvp;
+void register_linalg_derivatives(RuleTable& table) {
+  table.define(Prim::matmul, {.jvp = &matmul_jvp, .transpose = &matmul_transpose});
+  table.define(Prim::solve, {.jvp = &solve_jvp, .transpose = &solve_transpose});
+  table.define(Prim::cholesky, {.jvp = &cholesky_jvp});
 }
 
 }  // namespace nx::ops

@@ -79,10 +79,10 @@ void reduce_sum_transpose(Prim, const Tensor& ct, std::span<const Tensor>, std::
 
 }  // namespace
 
-void register_reduction_derivatives(Rules* table) {
-  for (Prim p : {Prim::reduce_sum, Prim::reduce_prod, Prim::reduce_max, Prim::reduce_min}) table[int(p)].jvp = &reduce_jvp;
-  table[int(Prim::reduce_sum)].transpose = &reduce_sum_transpose;
-  for (Prim p : {Prim::reduce_and, Prim::reduce_or, Prim::argmax, Prim::argmin}) table[int(p)].jvp = table[int(Prim::less)].jvp;
+void register_reduction_derivatives(RuleTable& table) {
+  for (Prim p : {Prim::reduce_sum, Prim::reduce_prod, Prim::reduce_max, Prim::reduce_min}) table.define(p, {.jvp = &reduce_jvp});
+  table.define(Prim::reduce_sum, {.transpose = &reduce_sum_transpose});
+  for (Prim p : {Prim::reduce_and, Prim::reduce_or, Prim::argmax, Prim::argmin}) table.define(p, {.jvp = &no_tangent});
 }
 
 }  // namespace nx::ops

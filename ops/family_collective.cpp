@@ -59,10 +59,10 @@ void sum_transpose(Prim, const Tensor& ct, std::span<const Tensor>, std::span<co
 
 }  // namespace
 
-void register_collectives(Rules* table) {
+void register_collectives(RuleTable& table) {
   // (no eager rule: bind refuses them where no map computes them)
-  table[int(Prim::lanes_gather)] = {&gather_type, nullptr, &gather_jvp, &gather_transpose};
-  table[int(Prim::lanes_sum)] = {&sum_type, nullptr, &sum_jvp, &sum_transpose};
+  table.define(Prim::lanes_gather, {.type = &gather_type, .jvp = &gather_jvp, .transpose = &gather_transpose});
+  table.define(Prim::lanes_sum, {.type = &sum_type, .jvp = &sum_jvp, .transpose = &sum_transpose});
 }
 
 }  // namespace nx::ops

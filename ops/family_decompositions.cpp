@@ -173,9 +173,9 @@ void cholesky_into(Prim, std::span<const Tensor> x, const Params&, const Tensor&
 
 }  // namespace
 
-void register_decompositions(Rules* table) {
-  table[int(Prim::solve)] = {.type = &solve_type, .eager = &eager_into<&solve_into>, .into = &solve_into};
-  table[int(Prim::cholesky)] = {.type = &cholesky_type, .eager = &eager_into<&cholesky_into>, .into = &cholesky_into};
+void register_decompositions(RuleTable& table) {
+  table.define(Prim::solve, {.type = &solve_type, .eager = &eager_into<&solve_into>, .into = &solve_into});
+  table.define(Prim::cholesky, {.type = &cholesky_type, .eager = &eager_into<&cholesky_into>, .into = &cholesky_into});
 }
 
 }  // namespace nx::ops

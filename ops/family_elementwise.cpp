@@ -148,17 +148,19 @@ Tensor convert_elements(const Tensor& t, DType to) {
   return convert_eager(Prim::convert, std::span<const Tensor>(&t, 1), p, {to, t.shape(), t.placement()});
 }
 
-void register_elementwise(Rules* table) {
+void register_elementwise(RuleTable& table) {
   for (int i = 0; i < prim_count; ++i) {
-    switch (info(Prim(i)).family) {
-      case Family::unary: table[i] = {.type = &unary_type, .eager = &eager_into<&unary_into>, .into = &unary_into}; break;
-      case Family::binary: table[i] = {.type = &binary_type, .eager = &eager_into<&binary_into>, .into = &binary_into}; break;
-      case Family::select: table[i] = {.type = &select_type, .eager = &eager_into<&select_into>, .into = &select_into}; break;
-      case Family::convert: table[i] = {.type = &convert_type, .eager = &convert_eager, .into = &convert_into}; break;
+    const Prim p = Prim(i);
+    if (p == Prim::stop_gradient) continue;  // (below)
+    switch (info(p).family) {
+      case Family::unary: table.define(p, {.type = &unary_type, .eager = &eager_into<&unary_into>, .into = &unary_into}); break;
+      case Family::binary: table.define(p, {.type = &binary_type, .eager = &eager_into<&binary_into>, .into = &binary_into}); break;
+      case Family::select: table.define(p, {.type = &select_type, .eager = &eager_into<&select_into>, .into = &select_into}); break;
+      case Family::convert: table.define(p, {.type = &convert_type, .eager = &convert_eager, .into = &convert_into}); break;
       default: break;
     }
   }
-  table[int(Prim::stop_gradient)] = {.type = &unary_type, .eager = &identity_eager};  // (a view: no into)
+  table.define(Prim::stop_gradient, {.type = &unary_type, .eager = &identity_eager});  // (a view: no into)
 }
 
 }  // namespace nx::ops

@@ -315,8 +315,8 @@ void dynamic_update_slice_into(Prim, std::span<const Tensor> x, const Params&, c
 
 }  // namespace
 
-void register_layout(Rules* table) {
-  auto set = [&](Prim p, Rules r) { table[int(p)] = r; };
+void register_layout(RuleTable& table) {
+  auto set = [&](Prim p, Rules r) { table.define(p, r); };
   set(Prim::reshape, {&reshape_type, &reshape_eager});
   set(Prim::transpose, {&transpose_type, &transpose_eager});
   set(Prim::broadcast, {&broadcast_type, &broadcast_eager});

@@ -200,8 +200,8 @@ void matmul_into(Prim, std::span<const Tensor> x, const Params&, const Tensor& c
 
 }  // namespace
 
-void register_linalg(Rules* table) {
-  table[int(Prim::matmul)] = {.type = &matmul_type, .eager = &eager_into<&matmul_into>, .into = &matmul_into};
+void register_linalg(RuleTable& table) {
+  table.define(Prim::matmul, {.type = &matmul_type, .eager = &eager_into<&matmul_into>, .into = &matmul_into});
 }
 
 }  // namespace nx::ops

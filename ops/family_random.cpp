@@ -8,6 +8,7 @@
 #include <tbb/parallel_for.h>
 
 #include "ops/concrete.hpp"
+#include "ops/derivatives.hpp"
 #include "ops/kernels/iterate.hpp"
 #include "ops/threefry.hpp"
 #include "ops/type_checks.hpp"
@@ -48,8 +49,10 @@ void bits_into(Prim, std::span<const Tensor> x, const Params& params, const Tens
 
 }  // namespace
 
-void register_random(Rules* table) {
-  table[int(Prim::random_bits)] = {.type = &bits_type, .eager = &eager_into<&bits_into>, .into = &bits_into};
+void register_random(RuleTable& table) {
+  // (random bits have no derivative: a symbolic zero tangent)
+  table.define(Prim::random_bits,
+               {.type = &bits_type, .eager = &eager_into<&bits_into>, .jvp = &no_tangent, .into = &bits_into});
 }
 
 }  // namespace nx::ops

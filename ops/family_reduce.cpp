@@ -135,12 +135,12 @@ void combine_segments(Prim p, DType in, DType out, std::int64_t segments, const 
   kernels::table().convert[int(acc)][int(out)](1, whole, 0, dst);
 }
 
-void register_reductions(Rules* table) {
+void register_reductions(RuleTable& table) {
   for (int i = 0; i < prim_count; ++i) {
     if (info(Prim(i)).family == Family::reduce)
-      table[i] = {.type = &reduce_type, .eager = &reduce_eager, .into = &reduce_into};
+      table.define(Prim(i), {.type = &reduce_type, .eager = &reduce_eager, .into = &reduce_into});
     if (info(Prim(i)).family == Family::arg)
-      table[i] = {.type = &arg_type, .eager = &eager_into<&arg_into>, .into = &arg_into};
+      table.define(Prim(i), {.type = &arg_type, .eager = &eager_into<&arg_into>, .into = &arg_into});
   }
 }
 

@@ -15,7 +15,8 @@ namespace nx::ops {
 
 namespace {
 const Rules* make_table() {
-  static Rules table[prim_count];
+  static Rules rules[prim_count];
+  RuleTable table(rules);
   register_elementwise(table);
   register_reductions(table);
   register_layout(table);
@@ -28,9 +29,27 @@ const Rules* make_table() {
   register_linalg_derivatives(table);
   register_collectives(table);
   register_batching(table);
-  return table;
+  return rules;
+}
+
+// Sets `field` of p's rules, which must not be set yet.
+template <class F> void define_rule(F& field, F given, Prim p, const char* kind) {
+  if (!given) return;
+  if (field) internal_error("nx::ops::RuleTable", "the " + std::string(kind) + " rule of " + std::string(info(p).api) +
+                                                      " is registered twice");
+  field = given;
 }
 }  // namespace
+
+void RuleTable::define(Prim p, const Rules& given) {
+  Rules& r = rules_[int(p)];
+  define_rule(r.type, given.type, p, "type");
+  define_rule(r.eager, given.eager, p, "eager");
+  define_rule(r.jvp, given.jvp, p, "jvp");
+  define_rule(r.transpose, given.transpose, p, "transpose");
+  define_rule(r.batch, given.batch, p, "batching");
+  define_rule(r.into, given.into, p, "into");
+}
 
 bool Params::operator==(const Params& o) const {
   auto fields = [](const Params& p) {

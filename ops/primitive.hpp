@@ -156,18 +156,32 @@ inline Tensor bind(Prim p, std::initializer_list<Tensor> operands, const Params&
   return bind(p, std::span<const Tensor>(operands.begin(), operands.size()), params);
 }
 
+// The rules table as the registration functions fill it: each sets only
+// the rules it owns, and a rule set twice is an internal error (raised as
+// the table is made, at the first bind), so no order of the registrations
+// can drop one.
+class RuleTable {
+ public:
+  explicit RuleTable(Rules* rules) : rules_(rules) {}
+  // Sets p's rules that `rules` gives (its fields that are not null).
+  void define(Prim p, const Rules& rules);
+
+ private:
+  Rules* rules_;
+};
+
 // The registration functions of the families, called once to fill the table.
-void register_elementwise(Rules* table);
-void register_reductions(Rules* table);
-void register_layout(Rules* table);
-void register_linalg(Rules* table);
-void register_decompositions(Rules* table);
-void register_random(Rules* table);
-void register_elementwise_derivatives(Rules* table);
-void register_reduction_derivatives(Rules* table);
-void register_layout_derivatives(Rules* table);
-void register_linalg_derivatives(Rules* table);
-void register_collectives(Rules* table);
-void register_batching(Rules* table);
+void register_elementwise(RuleTable& table);
+void register_reductions(RuleTable& table);
+void register_layout(RuleTable& table);
+void register_linalg(RuleTable& table);
+void register_decompositions(RuleTable& table);
+void register_random(RuleTable& table);
+void register_elementwise_derivatives(RuleTable& table);
+void register_reduction_derivatives(RuleTable& table);
+void register_layout_derivatives(RuleTable& table);
+void register_linalg_derivatives(RuleTable& table);
+void register_collectives(RuleTable& table);
+void register_batching(RuleTable& table);
 
 }  // namespace nx::ops

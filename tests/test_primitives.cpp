@@ -40,6 +40,44 @@ TEST_CASE("every primitive has a unique name, an nx:: api and its rules") {
   }
 }
 
+TEST_CASE("the rules table refuses a rule registered twice, whatever the order of the registrations") {
+  Rules fresh[prim_count]{};
+  RuleTable table(fresh);
+  table.define(Prim::add, {.type = rules(Prim::add).type});
+  table.define(Prim::add, {.jvp = rules(Prim::add).jvp});  // (another rule of the same primitive: fine)
+  CHECK(fresh[int(Prim::add)].type == rules(Prim::add).type);
+  CHECK(fresh[int(Prim::add)].jvp == rules(Prim::add).jvp);
+  CHECK_THROWS_AS(table.define(Prim::add, {.jvp = rules(Prim::sub).jvp}), std::logic_error);
+  CHECK_THROWS_WITH(table.define(Prim::add, {.type = rules(Prim::add).type}),
+                    Catch::Contains("the type rule of nx::add is registered twice"));
+  CHECK(fresh[int(Prim::add)].jvp == rules(Prim::add).jvp);  // (the first kept)
+  // The registrations of the real table, each run alone, set disjoint rules
+  // whose union is the table: their order cannot matter.
+  auto fields = [](const Rules& r) {
+    return std::vector<const void*>{reinterpret_cast<const void*>(r.type), reinterpret_cast<const void*>(r.eager),
+                                    reinterpret_cast<const void*>(r.jvp), reinterpret_cast<const void*>(r.transpose),
+                                    reinterpret_cast<const void*>(r.batch), reinterpret_cast<const void*>(r.into)};
+  };
+  std::vector<std::vector<int>> set_by(prim_count, std::vector<int>(6, 0));
+  std::vector<std::vector<const void*>> union_of(prim_count, std::vector<const void*>(6, nullptr));
+  for (auto registration : {&register_elementwise, &register_reductions, &register_layout, &register_linalg,
+                            &register_decompositions, &register_random, &register_elementwise_derivatives,
+                            &register_reduction_derivatives, &register_layout_derivatives,
+                            &register_linalg_derivatives, &register_collectives, &register_batching}) {
+    Rules alone[prim_count]{};
+    RuleTable part(alone);
+    registration(part);
+    for (int i = 0; i < prim_count; ++i)
+      for (std::size_t f = 0; f < 6; ++f)
+        if (const void* rule = fields(alone[i])[f]) ++set_by[std::size_t(i)][f], union_of[std::size_t(i)][f] = rule;
+  }
+  for (int i = 0; i < prim_count; ++i) {
+    INFO(info(Prim(i)).name);
+    for (std::size_t f = 0; f < 6; ++f) CHECK(set_by[std::size_t(i)][f] <= 1);
+    CHECK(union_of[std::size_t(i)] == fields(rules(Prim(i))));
+  }
+}
+
 TEST_CASE("every primitive has a derivative or is marked as having none; linear ones transpose") {
   for (int i = 0; i < prim_count; ++i) {
     const PrimInfo& I = info(Prim(i));
