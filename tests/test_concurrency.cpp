@@ -192,3 +192,21 @@ TEST_CASE("an operation split over oneTBB's threads gives what one thread comput
   }
   CHECK(values(formula(x)) == one_thread);
 }
+
+TEST_CASE("threads calling compiled code while others profile it and the NaN hunt goes on and off") {
+  auto flight = rune::jit([](const Tensor& x) {
+    return rune::scan([](const Tensor& c, const Tensor& r) { return std::pair{c * 0.5 + r, nx::sin(c)}; }, x,
+                      nx::linspace(nx::float64, 0., 1., 20));
+  });
+  const Tensor x = nx::linspace(nx::float64, -1., 1., 3);
+  const std::vector<double> expected = values(flight(x).second);
+  CHECK(wrong_calls([&](int t, int i) {
+          if (t == 0 && i % 10 == 0) rune::debug_nans(i % 20 == 0);  // (its finite values raise nothing)
+          if (t == 1) {
+            const rune::Profile p = rune::profile(flight, x);
+            return !p.lines.empty() && values(flight(x).second) == expected;
+          }
+          return values(flight(x).second) == expected;
+        }) == 0);
+  rune::debug_nans(false);
+}
