@@ -3,10 +3,10 @@
 #include <array>
 #include <atomic>
 #include <cstdlib>
-#include <mutex>
-#include <stdexcept>
 #include <iostream>
+#include <mutex>
 
+#include "ops/errors.hpp"
 #include "vm/listing.hpp"
 
 namespace rune::vm {
@@ -26,14 +26,16 @@ std::array<std::atomic<Observer*>, 4> every_thread{};
 std::atomic<int> every_thread_count{0}, every_thread_every_instruction{0};
 std::mutex every_thread_changes;
 
+// This thread's observers (the innermost scope's first), and how many of
+// them must see every instruction.
 thread_local Observing* innermost = nullptr;
+thread_local int every_instruction_observers = 0;
 
 template <class Call> void for_every_thread_observer(Call call) {
   if (every_thread_count.load(std::memory_order_acquire) == 0) return;
   for (std::atomic<Observer*>& slot : every_thread)
     if (Observer* o = slot.load(std::memory_order_acquire)) call(*o);
 }
-thread_local int every_instruction_observers = 0;
 
 }  // namespace
 
@@ -57,7 +59,7 @@ void observe_every_thread(Observer& observer, bool every_instruction) {
       every_thread_every_instruction.fetch_add(every_instruction);
       return;
     }
-  throw std::logic_error("rune: internal error: vm::observe_every_thread: more than four observers");
+  nx::ops::internal_error("vm::observe_every_thread", "more than four observers");
 }
 
 void stop_observing_every_thread(Observer& observer, bool every_instruction) {
