@@ -275,7 +275,7 @@ void register_batching(RuleTable& table) {
   for (int i = 0; i < prim_count; ++i) {
     const Prim p = Prim(i);
     if (std::find(std::begin(indexed), std::end(indexed), p) != std::end(indexed)) continue;  // (below)
-    Tensor (*batch)(Prim, std::span<const Tensor>, std::span<const bool>, const Params&, std::int64_t) = nullptr;
+    decltype(Rules::batch) batch = nullptr;
     switch (info(p).family) {
       case Family::unary:
       case Family::binary:

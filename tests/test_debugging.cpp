@@ -37,6 +37,19 @@ auto rows_of_kernels = rune::jit([](const Tensor& x, const Tensor& k) {
   return rune::scan(step, x, nx::ones(nx::float64, {50, 1000})).second;
 });
 
+// Runs this test program again with `environment` on the hidden case
+// `tag`; gives its exit status and what it wrote (stdout and stderr).
+std::pair<int, std::string> run_this_test(const std::string& environment, const std::string& tag) {
+  const std::string log = std::filesystem::temp_directory_path() / ("rune_debugging_" + std::to_string(::getpid()));
+  const std::string command =
+      environment + " /proc/" + std::to_string(::getpid()) + "/exe '" + tag + "' > " + log + " 2>&1";
+  const int status = std::system(command.c_str());
+  std::ifstream in(log);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::filesystem::remove(log);
+  return {status, text};
+}
+
 }  // namespace
 
 TEST_CASE("rune::profile: each instruction once a line, a scan's step summed over its rows") {
@@ -111,14 +124,9 @@ TEST_CASE("a compiled call for the whole run's profile", "[.whole_run]") {  // (
 }
 
 TEST_CASE("RUNE_PROFILE=1 prints every thread's profile at exit, on stderr") {
-  const std::string log = std::filesystem::temp_directory_path() / ("rune_profile_" + std::to_string(::getpid()));
-  const std::string command = "RUNE_PROFILE=1 /proc/" + std::to_string(::getpid()) +
-                              "/exe '[.whole_run]' > /dev/null 2> " + log;
-  REQUIRE(std::system(command.c_str()) == 0);
-  std::ifstream in(log);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::filesystem::remove(log);
-  CHECK(text.find("rune profile (RUNE_PROFILE=1), every thread:\n") == 0);
+  const auto [status, text] = run_this_test("RUNE_PROFILE=1", "[.whole_run]");
+  CHECK(status == 0);
+  CHECK(text.find("rune profile (RUNE_PROFILE=1), every thread:\n") != std::string::npos);
   CHECK(text.find("= scan 0") != std::string::npos);
   CHECK(text.find("in 2 instructions\n") != std::string::npos);
 }
@@ -185,13 +193,8 @@ TEST_CASE("a compiled call for the hunt from the start", "[.hunt_from_start]") {
 }
 
 TEST_CASE("RUNE_DEBUG_NANS=1 hunts from the start") {
-  const std::string log = std::filesystem::temp_directory_path() / ("rune_nans_" + std::to_string(::getpid()));
-  const std::string command = "RUNE_DEBUG_NANS=1 /proc/" + std::to_string(::getpid()) +
-                              "/exe '[.hunt_from_start]' > " + log + " 2>&1";
-  CHECK(std::system(command.c_str()) != 0);
-  std::ifstream in(log);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::filesystem::remove(log);
+  const auto [status, text] = run_this_test("RUNE_DEBUG_NANS=1", "[.hunt_from_start]");
+  CHECK(status != 0);
   CHECK(text.find("rune::debug_nans: nx::log made -inf from finite operands") != std::string::npos);
 }
 

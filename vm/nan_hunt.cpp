@@ -35,10 +35,12 @@ std::string maker(const Code& code, const Instruction& in) {
   return what + " (bytecode: " + text + ")";
 }
 
-// The instructions that compute values: scalar instructions, map kernels,
-// calls (a call into a planned buffer runs no eager rule: checked here too).
-bool checked_here(Op op) {
-  switch (op) {
+// The instructions that compute values without an eager rule checking
+// them: scalar instructions, map kernels, and calls into a planned buffer
+// (the others' eager rule checks their result: apply_eager).
+bool checked_here(const Code& code, const Instruction& in) {
+  switch (in.op) {
+    case Op::call: return nx::ops::rules(code.calls[std::size_t(in.aux)].equation->prim).into != nullptr;
     case Op::construct:
     case Op::check:
     case Op::scan:
@@ -64,7 +66,7 @@ bool all_finite(const Code& code, const Instruction& in, const Frame& frame) {
 class NanHunter final : public Observer {
  public:
   void before(const Code& code, const Instruction& in, const Frame& frame) override {
-    if (checked_here(in.op)) running_.push_back({&in, all_finite(code, in, frame)});
+    if (checked_here(code, in)) running_.push_back({&in, all_finite(code, in, frame)});
   }
   void failed(const Code&, const Instruction& in) override { finished(in); }
   void after(const Code& code, const Instruction& in, const Frame& frame) override {

@@ -6,6 +6,8 @@
 // instruction.
 #pragma once
 
+#include <atomic>
+
 #include "vm/machine.hpp"
 
 namespace rune::vm {
@@ -22,7 +24,7 @@ class Observer {
 };
 
 // Puts an observer in effect on this thread for the scope's life (the
-// latest first; the trace, when asked for, is always in effect). One that
+// latest first, before those on every thread). One that
 // must see every instruction (`every_instruction`) keeps the loops the
 // machine-code tier promoted on the VM meanwhile; otherwise a promoted loop
 // runs as machine code and is seen as its one instruction (a profile
@@ -44,15 +46,28 @@ class Observing {
 };
 
 // Puts an observer in effect on every thread until it is taken away
-// (RUNE_PROFILE=1's profiler, the NaN hunt), at most four at once;
-// `every_instruction` as for Observing.
+// (RUNE_VM_TRACE=1's trace, RUNE_PROFILE=1's profiler, the NaN hunt), at
+// most four at once; `every_instruction` as for Observing.
 void observe_every_thread(Observer& observer, bool every_instruction);
 void stop_observing_every_thread(Observer& observer, bool every_instruction);
 
+namespace observers {
+// (read by the inline checks below, on every run of a code: a scan's step
+// asks once per row)
+inline constinit thread_local Observing* innermost = nullptr;
+inline constinit thread_local int every_instruction_here = 0;
+inline constinit std::atomic<int> on_every_thread{0}, every_instruction_on_every_thread{0};
+}  // namespace observers
+
 // Whether any observer is in effect on this thread, and whether one must
 // see every instruction (then nothing runs as machine code).
-bool observed();
-bool interpreting_only();
+inline bool observed() {
+  return observers::innermost || observers::on_every_thread.load(std::memory_order_relaxed) > 0;
+}
+inline bool interpreting_only() {
+  return observers::every_instruction_here > 0 ||
+         observers::every_instruction_on_every_thread.load(std::memory_order_relaxed) > 0;
+}
 
 // What the dispatch loop tells this thread's observers.
 void notify_before(const Code& code, const Instruction& in, const Frame& frame);

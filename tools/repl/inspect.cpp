@@ -7,6 +7,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "ops/nan_hunt.hpp"
 #include "rune/nx.hpp"
 #include "tools/repl/names.hpp"
 
@@ -134,12 +135,10 @@ std::string stats_text(const nx::Tensor& t) {
 }
 
 std::optional<std::string> first_non_finite_text(const nx::Tensor& t) {
-  if (!nx::is_inexact(t.dtype())) return std::nullopt;
-  const std::vector<double> v = magnitudes(t);
-  for (std::size_t i = 0; i < v.size(); ++i)
-    if (!std::isfinite(v[i]))
-      return std::string(std::isnan(v[i]) ? "nan" : "an infinity") + " at element " + std::to_string(i);
-  return std::nullopt;
+  const std::int64_t at = nx::ops::first_non_finite(t);
+  if (at < 0) return std::nullopt;
+  return std::string(std::isnan(magnitudes(t)[std::size_t(at)]) ? "nan" : "an infinity") + " at element " +
+         std::to_string(at);
 }
 
 std::string summary_text(const nx::Tensor& t, std::int64_t shown) {
