@@ -158,7 +158,10 @@ nx::Tensor fresh(const nx::Tensor& t) { return t.is_traced() ? t : nx::ops::cont
 
 }  // namespace detail
 
-nx::Tensor detach(const nx::Tensor& x) { return nx::ops::bind(nx::ops::Prim::stop_gradient, {x}); }
+nx::Tensor detach(nx::Operand x) {
+  const nx::detail::Calling here(x.site());
+  return nx::ops::bind(nx::ops::Prim::stop_gradient, {x});
+}
 
 }  // namespace rune
 

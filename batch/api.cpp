@@ -72,8 +72,9 @@ nx::Tensor index_in(batch::BatchTrace* map) {
 // A collective the map named `a` computes (ops/family_collective.cpp),
 // whatever traces its operand: recorded in a construct's sub-program or a
 // compiled function inside the map, differentiated inside it.
-nx::Tensor lanes(Axis a, const nx::Tensor& x) {
-  nx::ops::check_defined("rune::lanes", std::span<const nx::Tensor>(&x, 1));
+nx::Tensor lanes(Axis a, nx::Operand x) {
+  const nx::detail::Calling here(x.site());
+  nx::ops::check_defined("rune::lanes", std::span<const nx::Tensor>(&x.tensor(), 1));
   nx::ops::Params params;
   params.axis = std::int64_t(a.id);
   params.shape = {named_map("rune::lanes", a).lanes()};

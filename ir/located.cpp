@@ -14,26 +14,31 @@ namespace {
 // first, and the transformations around them.
 class LocatedError : public std::invalid_argument {
  public:
-  LocatedError(std::string message, std::vector<std::string> places, std::string under)
-      : std::invalid_argument(text(message, places, under)),
+  LocatedError(std::string message, std::string at, std::vector<std::string> places, std::string under)
+      : std::invalid_argument(text(message, at, places, under)),
         message_(std::move(message)),
+        at_(std::move(at)),
         places_(std::move(places)),
         under_(std::move(under)) {}
 
   LocatedError with(std::string place) const {
     std::vector<std::string> places = places_;
     places.push_back(std::move(place));
-    return LocatedError(message_, std::move(places), under_);
+    return LocatedError(message_, at_, std::move(places), under_);
   }
 
  private:
-  static std::string text(const std::string& message, const std::vector<std::string>& places, const std::string& under) {
+  // "message (at cloth.hpp:88, in the step of rune::scan called at sim.cpp:43, under rune::jit)"
+  static std::string text(const std::string& message, const std::string& at, const std::vector<std::string>& places,
+                          const std::string& under) {
     std::string s = message + " (";
+    if (!at.empty()) s += "at " + at + ", ";
     for (std::size_t i = 0; i < places.size(); ++i) s += (i ? ", in " : "in ") + places[i];
     return s + under + ")";
   }
 
   std::string message_;
+  std::string at_;  // where the failing call was written (nx::ops::PlacedError)
   std::vector<std::string> places_;
   std::string under_;
 };
@@ -62,10 +67,7 @@ std::string transformations() {
 }
 
 std::string place(std::string_view function, const CallSite& where) {
-  const std::string_view file = where.file;
-  const std::size_t slash = file.find_last_of('/');
-  return std::string(function) + " called at " + std::string(slash == file.npos ? file : file.substr(slash + 1)) + ":" +
-         std::to_string(where.line);
+  return std::string(function) + " called at " + nx::ops::describe(where);
 }
 
 }  // namespace
@@ -73,7 +75,9 @@ std::string place(std::string_view function, const CallSite& where) {
 void rethrow_located(const std::invalid_argument& e, std::string_view function, const CallSite& where) {
   if (dynamic_cast<const nx::ops::TracedRead*>(&e)) throw;
   if (const auto* located = dynamic_cast<const LocatedError*>(&e)) throw located->with(place(function, where));
-  throw LocatedError(e.what(), {place(function, where)}, transformations());
+  if (const auto* placed = dynamic_cast<const nx::ops::PlacedError*>(&e))
+    throw LocatedError(placed->message(), placed->place(), {place(function, where)}, transformations());
+  throw LocatedError(e.what(), "", {place(function, where)}, transformations());
 }
 
 }  // namespace rune::detail

@@ -56,8 +56,11 @@ std::optional<Tensor> with_double(Prim p, const Tensor& t, double value, bool va
 }
 }  // namespace
 
-#define NX_DEFINE_UNARY(f) \
-  Tensor f(const Tensor& x) { return bind(Prim::f, {x}); }
+#define NX_DEFINE_UNARY(f)                                                                                           \
+  Tensor f(Operand x) {                                                                                              \
+    const detail::Calling here(x.site());                                                                            \
+    return bind(Prim::f, {x});                                                                                       \
+  }
 NX_DEFINE_UNARY(neg) NX_DEFINE_UNARY(abs) NX_DEFINE_UNARY(sign) NX_DEFINE_UNARY(exp) NX_DEFINE_UNARY(exp2)
 NX_DEFINE_UNARY(log) NX_DEFINE_UNARY(log2) NX_DEFINE_UNARY(log1p) NX_DEFINE_UNARY(expm1) NX_DEFINE_UNARY(sqrt)
 NX_DEFINE_UNARY(rsqrt) NX_DEFINE_UNARY(sin) NX_DEFINE_UNARY(cos) NX_DEFINE_UNARY(tan) NX_DEFINE_UNARY(tanh)
@@ -66,51 +69,68 @@ NX_DEFINE_UNARY(erf) NX_DEFINE_UNARY(floor) NX_DEFINE_UNARY(ceil) NX_DEFINE_UNAR
 NX_DEFINE_UNARY(isinf) NX_DEFINE_UNARY(isfinite) NX_DEFINE_UNARY(logical_not)
 #undef NX_DEFINE_UNARY
 
-#define NX_DEFINE_BINARY(f)                                                                     \
-  Tensor f(const Tensor& a, const Tensor& b) { return bind(Prim::f, {a, b}); }                  \
-  Tensor f(const Tensor& a, double b) {                                                          \
-    if (std::optional<Tensor> fast = with_double(Prim::f, a, b, false)) return std::move(*fast);  \
-    return bind(Prim::f, {a, scalar_like("nx::" #f, a, b)});                                     \
-  }                                                                                             \
-  Tensor f(double a, const Tensor& b) {                                                          \
-    if (std::optional<Tensor> fast = with_double(Prim::f, b, a, true)) return std::move(*fast);   \
-    return bind(Prim::f, {scalar_like("nx::" #f, b, a), b});                                     \
-  }
+// A binary primitive of two tensors, and with a double on one side: the
+// double made a scalar of the tensor's dtype (or straight into the row loop:
+// with_double, which needs no place). The operators call these, not nx::add
+// and the like, so that an operator is one call (W1).
+namespace {
+Tensor binary(Prim p, const Operand& a, const Tensor& b) {
+  const detail::Calling here(a.site());
+  return bind(p, {a, b});
+}
+// (the slow paths of the double forms, out of line: W1's fast path stays
+// short)
+[[gnu::noinline]] Tensor bind_with_double(Prim p, std::string_view api, const Operand& t, double value,
+                                          bool value_first) {
+  const detail::Calling here(t.site());
+  const Tensor scalar = scalar_like(api, t, value);
+  return value_first ? bind(p, {scalar, t}) : bind(p, {t, scalar});
+}
+// t with a double: with_double's fast path inline, else the primitive bound.
+[[gnu::always_inline]] inline Tensor with_double_or_bind(Prim p, std::string_view api, const Operand& t, double value,
+                                                         bool value_first) {
+  if (std::optional<Tensor> fast = with_double(p, t, value, value_first)) return std::move(*fast);
+  return bind_with_double(p, api, t, value, value_first);
+}
+}  // namespace
+
+#define NX_DEFINE_BINARY(f)                                                                                          \
+  Tensor f(Operand a, const Tensor& b) { return binary(Prim::f, a, b); }                                             \
+  Tensor f(Operand a, double b) { return with_double_or_bind(Prim::f, "nx::" #f, a, b, false); }                     \
+  Tensor f(double a, Operand b) { return with_double_or_bind(Prim::f, "nx::" #f, b, a, true); }
 NX_BINARY_FUNCTIONS(NX_DEFINE_BINARY)
 #undef NX_DEFINE_BINARY
 
-Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
-Tensor operator+(const Tensor& a, double b) { return add(a, b); }
-Tensor operator+(double a, const Tensor& b) { return add(a, b); }
-Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
-Tensor operator-(const Tensor& a, double b) { return sub(a, b); }
-Tensor operator-(double a, const Tensor& b) { return sub(a, b); }
-Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
-Tensor operator*(const Tensor& a, double b) { return mul(a, b); }
-Tensor operator*(double a, const Tensor& b) { return mul(a, b); }
-Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
-Tensor operator/(const Tensor& a, double b) { return div(a, b); }
-Tensor operator/(double a, const Tensor& b) { return div(a, b); }
-Tensor operator-(const Tensor& a) { return neg(a); }
-// The handle is bound to the new value; other handles keep the old one.
-Tensor& operator+=(Tensor& a, const Tensor& b) { return a = add(a, b); }
-Tensor& operator+=(Tensor& a, double b) { return a = add(a, b); }
-Tensor& operator-=(Tensor& a, const Tensor& b) { return a = sub(a, b); }
-Tensor& operator-=(Tensor& a, double b) { return a = sub(a, b); }
-Tensor& operator*=(Tensor& a, const Tensor& b) { return a = mul(a, b); }
-Tensor& operator*=(Tensor& a, double b) { return a = mul(a, b); }
-Tensor& operator/=(Tensor& a, const Tensor& b) { return a = div(a, b); }
-Tensor& operator/=(Tensor& a, double b) { return a = div(a, b); }
+#define NX_DEFINE_OPERATOR(op, f)                                                                                    \
+  Tensor operator op(Operand a, const Tensor& b) { return binary(Prim::f, a, b); }                                   \
+  Tensor operator op(Operand a, double b) { return with_double_or_bind(Prim::f, "nx::" #f, a, b, false); }           \
+  Tensor operator op(double a, Operand b) { return with_double_or_bind(Prim::f, "nx::" #f, b, a, true); }            \
+  /* The handle is bound to the new value; other handles keep the old one. */                                        \
+  Tensor& operator op##=(Assigned a, const Tensor& b) {                                                              \
+    return a.tensor() = binary(Prim::f, Operand(a.tensor(), a.site()), b);                                           \
+  }                                                                                                                  \
+  Tensor& operator op##=(Assigned a, double b) {                                                                     \
+    return a.tensor() = with_double_or_bind(Prim::f, "nx::" #f, Operand(a.tensor(), a.site()), b, false);            \
+  }
+NX_DEFINE_OPERATOR(+, add) NX_DEFINE_OPERATOR(-, sub) NX_DEFINE_OPERATOR(*, mul) NX_DEFINE_OPERATOR(/, div)
+#undef NX_DEFINE_OPERATOR
+Tensor operator-(Operand a) {
+  const detail::Calling here(a.site());
+  return bind(Prim::neg, {a});
+}
 
 // ---- composites (each names itself in the errors of its parts: ops::EntryPoint)
 // (checks its operand first: div would describe the 1 it made)
-Tensor recip(const Tensor& x) {
+Tensor recip(Operand operand) {
+  const detail::Calling here(operand.site());
+  const Tensor& x = operand;
   const ops::EntryPoint entry("nx::recip");
   ops::check_defined("nx::recip", std::span<const Tensor>(&x, 1));
   ops::check_accepts("nx::recip", Prim::div, x);
   return div(1., x);
 }
-Tensor square(const Tensor& x) {
+Tensor square(Operand x) {
+  const detail::Calling here(x.site());
   const ops::EntryPoint entry("nx::square");
   return mul(x, x);
 }
@@ -119,7 +139,9 @@ Tensor square(const Tensor& x) {
 // (1 / (1 + exp(-x)) has the derivative 0 * inf = NaN below -710). -|x| is
 // chosen with a `where`, so that the derivative at 0 is -x's (abs's is 0
 // there). Complex values have no order: 1 / (1 + exp(-x)).
-Tensor sigmoid(const Tensor& x) {
+Tensor sigmoid(Operand operand) {
+  const detail::Calling here(operand.site());
+  const Tensor& x = operand;
   const ops::EntryPoint entry("nx::sigmoid");
   ops::check_defined("nx::sigmoid", std::span<const Tensor>(&x, 1));
   ops::check_accepts("nx::sigmoid", Prim::exp, x);
@@ -129,30 +151,40 @@ Tensor sigmoid(const Tensor& x) {
   return div(where(at_least_zero, 1., e), add(e, 1.));
 }
 
-Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) { return bind(Prim::select, {cond, a, b}); }
-Tensor where(const Tensor& cond, const Tensor& a, double b) {
+Tensor where(Operand cond, const Tensor& a, const Tensor& b) {
+  const detail::Calling here(cond.site());
+  return bind(Prim::select, {cond, a, b});
+}
+Tensor where(Operand cond, const Tensor& a, double b) {
+  const detail::Calling here(cond.site());
   return where(cond, a, scalar_like("nx::where", a, b));
 }
-Tensor where(const Tensor& cond, double a, const Tensor& b) {
+Tensor where(Operand cond, double a, const Tensor& b) {
+  const detail::Calling here(cond.site());
   return where(cond, scalar_like("nx::where", b, a), b);
 }
 
-Tensor cast(const Tensor& t, DType dtype) {
+Tensor cast(Operand t, DType dtype) {
+  const detail::Calling here(t.site());
   ops::Params p;
   p.dtype = dtype;
   return bind(Prim::convert, {t}, p);
 }
 
-Tensor clamp(const Tensor& t, const Tensor& lo, const Tensor& hi) {
+Tensor clamp(Operand t, const Tensor& lo, const Tensor& hi) {
+  const detail::Calling here(t.site());
   const ops::EntryPoint entry("nx::clamp");
   return minimum(maximum(t, lo), hi);
 }
-Tensor clamp(const Tensor& t, double lo, double hi) {
+Tensor clamp(Operand t, double lo, double hi) {
+  const detail::Calling here(t.site());
   const ops::EntryPoint entry("nx::clamp");
   return clamp(t, scalar_like("nx::clamp", t, lo), scalar_like("nx::clamp", t, hi));
 }
 
-Tensor place(const Placement& placement, const Tensor& t) {
+Tensor place(const Placement& placement, Operand operand) {
+  const detail::Calling here(operand.site());
+  const Tensor& t = operand;
   if (!t.defined()) ops::fail("nx::place", "the tensor holds no value (it was default-constructed)");
   if (placement != t.placement()) ops::fail("nx::place", "only the host placement exists");
   return t;

@@ -8,13 +8,14 @@ namespace nx {
 
 // A 1-d operand is a row (a) or a column (b) vector whose axis is dropped
 // from the result; batch axes broadcast.
-Tensor matmul(const Tensor& a, const Tensor& b) {
+Tensor matmul(Operand a, const Tensor& b) {
+  const detail::Calling here(a.site());
   const ops::EntryPoint entry("nx::matmul");
   std::array<Tensor, 2> operands{a, b};
   ops::check_defined("nx::matmul", operands);
   if (a.ndim() == 0 || b.ndim() == 0)
     ops::fail("nx::matmul", "scalar operands have no matrix product (use nx::mul)");
-  Tensor a2 = a.ndim() == 1 ? reshape(a, {1, a.shape()[0]}) : a;
+  Tensor a2 = a.ndim() == 1 ? reshape(a, {1, a.shape()[0]}) : a.tensor();
   Tensor b2 = b.ndim() == 1 ? reshape(b, {b.shape()[0], 1}) : b;
   const Shape &sa = a2.shape(), &sb = b2.shape();
   if (sa[sa.size() - 1] != sb[sb.size() - 2])
@@ -37,7 +38,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 // NumPy's dot: a product of scalars, an inner product of vectors, a matrix
 // product up to two axes, and beyond, a sum over a's last axis and b's
 // second-to-last.
-Tensor dot(const Tensor& a, const Tensor& b) {
+Tensor dot(Operand a, const Tensor& b) {
+  const detail::Calling here(a.site());
   const ops::EntryPoint entry("nx::dot");
   std::array<Tensor, 2> operands{a, b};
   ops::check_defined("nx::dot", operands);
@@ -63,7 +65,8 @@ Tensor dot(const Tensor& a, const Tensor& b) {
 namespace nx {
 
 // NumPy's rules: b is a vector when it has one axis, or one axis fewer than a.
-Tensor solve(const Tensor& a, const Tensor& b) {
+Tensor solve(Operand a, const Tensor& b) {
+  const detail::Calling here(a.site());
   const ops::EntryPoint entry("nx::solve");
   std::array<Tensor, 2> operands{a, b};
   ops::check_defined("nx::solve", operands);
@@ -83,7 +86,8 @@ Tensor solve(const Tensor& a, const Tensor& b) {
   return vector ? squeeze(x, {-1}) : x;
 }
 
-Tensor inv(const Tensor& a) {
+Tensor inv(Operand a) {
+  const detail::Calling here(a.site());
   const ops::EntryPoint entry("nx::inv");
   std::array<Tensor, 1> operands{a};
   ops::check_defined("nx::inv", operands);
@@ -92,6 +96,9 @@ Tensor inv(const Tensor& a) {
   return solve(a, broadcast_to(eye(a.dtype(), a.shape().back()), a.shape()));
 }
 
-Tensor cholesky(const Tensor& a) { return ops::bind(ops::Prim::cholesky, {a}); }
+Tensor cholesky(Operand a) {
+  const detail::Calling here(a.site());
+  return ops::bind(ops::Prim::cholesky, {a});
+}
 
 }  // namespace nx

@@ -101,19 +101,22 @@ Tensor key(std::uint64_t seed) {
   return create(uint32, {2}, std::vector<std::uint32_t>{std::uint32_t(seed >> 32), std::uint32_t(seed)});
 }
 
-Tensor split(const Tensor& key, std::int64_t n) {
+Tensor split(Operand key, std::int64_t n) {
+  const detail::Calling here(key.site());
   check_key("nx::random::split", key);
   if (n < 0) fail("nx::random::split", "n = " + std::to_string(n) + " is negative");
   return stream(key, {n, 2});
 }
 
-Tensor bits(const Tensor& key, const Shape& shape) {
+Tensor bits(Operand key, const Shape& shape) {
+  const detail::Calling here(key.site());
   check_key("nx::random::bits", key);
   ops::check_shape("nx::random::bits", shape);
   return stream(key, shape);
 }
 
-Tensor uniform(const Tensor& key, DType dtype, const Shape& shape, double lo, double hi) {
+Tensor uniform(Operand key, DType dtype, const Shape& shape, double lo, double hi) {
+  const detail::Calling here(key.site());
   const std::string_view api = "nx::random::uniform";
   check_key(api, key);
   check_real_float(api, dtype);
@@ -124,7 +127,8 @@ Tensor uniform(const Tensor& key, DType dtype, const Shape& shape, double lo, do
   return minimum(unit(key, dtype, shape) * (hi - lo) + lo, below(dtype, hi));
 }
 
-Tensor normal(const Tensor& key, DType dtype, const Shape& shape) {
+Tensor normal(Operand key, DType dtype, const Shape& shape) {
+  const detail::Calling here(key.site());
   const std::string_view api = "nx::random::normal";
   check_key(api, key);
   check_real_float(api, dtype);

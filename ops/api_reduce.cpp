@@ -63,18 +63,33 @@ template <class F> Tensor in_float32(const Tensor& t, F f) {
 }
 }  // namespace
 
-Tensor sum(const Tensor& t, const Axes& axes, bool keepdims, std::optional<DType> dtype) {
+Tensor sum(Operand t, const Axes& axes, bool keepdims, std::optional<DType> dtype) {
+  const detail::Calling here(t.site());
   return accumulate(Prim::reduce_sum, t, axes, keepdims, dtype);
 }
-Tensor prod(const Tensor& t, const Axes& axes, bool keepdims, std::optional<DType> dtype) {
+Tensor prod(Operand t, const Axes& axes, bool keepdims, std::optional<DType> dtype) {
+  const detail::Calling here(t.site());
   return accumulate(Prim::reduce_prod, t, axes, keepdims, dtype);
 }
-Tensor max(const Tensor& t, const Axes& axes, bool keepdims) { return reduce(Prim::reduce_max, t, axes, keepdims); }
-Tensor min(const Tensor& t, const Axes& axes, bool keepdims) { return reduce(Prim::reduce_min, t, axes, keepdims); }
-Tensor all(const Tensor& t, const Axes& axes, bool keepdims) { return reduce(Prim::reduce_and, t, axes, keepdims); }
-Tensor any(const Tensor& t, const Axes& axes, bool keepdims) { return reduce(Prim::reduce_or, t, axes, keepdims); }
+Tensor max(Operand t, const Axes& axes, bool keepdims) {
+  const detail::Calling here(t.site());
+  return reduce(Prim::reduce_max, t, axes, keepdims);
+}
+Tensor min(Operand t, const Axes& axes, bool keepdims) {
+  const detail::Calling here(t.site());
+  return reduce(Prim::reduce_min, t, axes, keepdims);
+}
+Tensor all(Operand t, const Axes& axes, bool keepdims) {
+  const detail::Calling here(t.site());
+  return reduce(Prim::reduce_and, t, axes, keepdims);
+}
+Tensor any(Operand t, const Axes& axes, bool keepdims) {
+  const detail::Calling here(t.site());
+  return reduce(Prim::reduce_or, t, axes, keepdims);
+}
 
-Tensor mean(const Tensor& t, const Axes& axes, bool keepdims) {
+Tensor mean(Operand t, const Axes& axes, bool keepdims) {
+  const detail::Calling here(t.site());
   const ops::EntryPoint entry("nx::mean");
   require_inexact("nx::mean", t);
   std::int64_t count = 1;
@@ -105,7 +120,8 @@ Tensor shifted_logsumexp(const Tensor& t, const Axes& axes, bool keepdims) {
 }
 }  // namespace
 
-Tensor logsumexp(const Tensor& t, const Axes& axes, bool keepdims) {
+Tensor logsumexp(Operand t, const Axes& axes, bool keepdims) {
+  const detail::Calling here(t.site());
   const ops::EntryPoint entry("nx::logsumexp");
   require_inexact("nx::logsumexp", t);
   return in_float32(t, [&](const Tensor& x) { return shifted_logsumexp(x, axes, keepdims); });
@@ -121,8 +137,14 @@ Tensor arg(Prim p, const Tensor& t, std::int64_t axis) {
 }
 }  // namespace
 
-Tensor argmax(const Tensor& t, std::int64_t axis) { return arg(Prim::argmax, t, axis); }
-Tensor argmin(const Tensor& t, std::int64_t axis) { return arg(Prim::argmin, t, axis); }
+Tensor argmax(Operand t, std::int64_t axis) {
+  const detail::Calling here(t.site());
+  return arg(Prim::argmax, t, axis);
+}
+Tensor argmin(Operand t, std::int64_t axis) {
+  const detail::Calling here(t.site());
+  return arg(Prim::argmin, t, axis);
+}
 
 namespace {
 // The shape of segment_sum's result, once its arguments are checked.
@@ -147,7 +169,8 @@ Shape segments_shape(const Tensor& data, const Tensor& ids, std::int64_t num_seg
 
 // A scatter_add of the rows into zeros that drops the rows whose id is
 // outside [0, num_segments): one primitive, the ids read in their own dtype.
-Tensor segment_sum(const Tensor& data, const Tensor& segment_ids, std::int64_t num_segments) {
+Tensor segment_sum(Operand data, const Tensor& segment_ids, std::int64_t num_segments) {
+  const detail::Calling here(data.site());
   const ops::EntryPoint entry("nx::segment_sum");
   ops::Params p;
   p.mode = ops::IndexMode::drop;

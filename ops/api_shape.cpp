@@ -18,7 +18,8 @@ namespace {
 void check_defined(std::string_view api, const Tensor& t) { ops::check_defined(api, std::span<const Tensor>(&t, 1)); }
 }  // namespace
 
-Tensor reshape(const Tensor& t, const Shape& shape) {
+Tensor reshape(Operand t, const Shape& shape) {
+  const detail::Calling here(t.site());
   check_defined("nx::reshape", t);
   Params p;
   p.shape = shape;
@@ -37,7 +38,8 @@ Tensor reshape(const Tensor& t, const Shape& shape) {
   return bind(Prim::reshape, {t}, p);
 }
 
-Tensor transpose(const Tensor& t, const Axes& perm) {
+Tensor transpose(Operand t, const Axes& perm) {
+  const detail::Calling here(t.site());
   check_defined("nx::transpose", t);
   Params p;
   if (perm.empty())
@@ -47,7 +49,8 @@ Tensor transpose(const Tensor& t, const Axes& perm) {
   return bind(Prim::transpose, {t}, p);
 }
 
-Tensor broadcast_to(const Tensor& t, const Shape& shape) {
+Tensor broadcast_to(Operand t, const Shape& shape) {
+  const detail::Calling here(t.site());
   check_defined("nx::broadcast_to", t);
   if (t.shape() == shape) return t;
   Params p;
@@ -55,7 +58,8 @@ Tensor broadcast_to(const Tensor& t, const Shape& shape) {
   return bind(Prim::broadcast, {t}, p);
 }
 
-Tensor expand_dims(const Tensor& t, const Axes& axes) {
+Tensor expand_dims(Operand t, const Axes& axes) {
+  const detail::Calling here(t.site());
   const ops::EntryPoint entry("nx::expand_dims");
   check_defined("nx::expand_dims", t);
   const std::int64_t n = t.ndim() + std::int64_t(axes.size());
@@ -75,7 +79,8 @@ Tensor expand_dims(const Tensor& t, const Axes& axes) {
   return reshape(t, shape);
 }
 
-Tensor squeeze(const Tensor& t, const Axes& axes) {
+Tensor squeeze(Operand t, const Axes& axes) {
+  const detail::Calling here(t.site());
   const ops::EntryPoint entry("nx::squeeze");
   check_defined("nx::squeeze", t);
   Axes drop;
@@ -95,7 +100,8 @@ Tensor squeeze(const Tensor& t, const Axes& axes) {
   return reshape(t, shape);
 }
 
-Tensor moveaxis(const Tensor& t, std::int64_t from, std::int64_t to) {
+Tensor moveaxis(Operand t, std::int64_t from, std::int64_t to) {
+  const detail::Calling here(t.site());
   const ops::EntryPoint entry("nx::moveaxis");
   check_defined("nx::moveaxis", t);
   from = ops::normalize_axis("nx::moveaxis", from, t.ndim(), t);
@@ -107,13 +113,16 @@ Tensor moveaxis(const Tensor& t, std::int64_t from, std::int64_t to) {
   return transpose(t, perm);
 }
 
-Tensor flatten(const Tensor& t) {
+Tensor flatten(Operand t) {
+  const detail::Calling here(t.site());
   const ops::EntryPoint entry("nx::flatten");
   check_defined("nx::flatten", t);
   return reshape(t, {t.numel()});
 }
 
-Tensor concatenate(const std::vector<Tensor>& ts, std::int64_t axis) {
+Tensor concatenate(Operands operands, std::int64_t axis) {
+  const detail::Calling here(operands.site());
+  const std::vector<Tensor>& ts = operands;
   if (ts.empty()) ops::fail("nx::concatenate", "no tensors to concatenate");
   ops::check_defined("nx::concatenate", ts);
   if (ts[0].ndim() == 0) ops::fail("nx::concatenate", "cannot concatenate scalars (use nx::stack)");
@@ -123,7 +132,9 @@ Tensor concatenate(const std::vector<Tensor>& ts, std::int64_t axis) {
   return bind(Prim::concatenate, ts, p);
 }
 
-Tensor stack(const std::vector<Tensor>& ts, std::int64_t axis) {
+Tensor stack(Operands operands, std::int64_t axis) {
+  const detail::Calling here(operands.site());
+  const std::vector<Tensor>& ts = operands;
   const ops::EntryPoint entry("nx::stack");
   if (ts.empty()) ops::fail("nx::stack", "no tensors to stack");
   ops::check_defined("nx::stack", ts);
@@ -138,7 +149,8 @@ Tensor stack(const std::vector<Tensor>& ts, std::int64_t axis) {
   return concatenate(rows, axis);
 }
 
-Tensor pad(const Tensor& t, const std::vector<std::pair<std::int64_t, std::int64_t>>& widths, double value) {
+Tensor pad(Operand t, const std::vector<std::pair<std::int64_t, std::int64_t>>& widths, double value) {
+  const detail::Calling here(t.site());
   check_defined("nx::pad", t);
   if (std::int64_t(widths.size()) != t.ndim())
     ops::fail("nx::pad", "expected " + std::to_string(t.ndim()) + " (before, after) widths for " + ops::describe(t) +
@@ -149,7 +161,8 @@ Tensor pad(const Tensor& t, const std::vector<std::pair<std::int64_t, std::int64
   return bind(Prim::pad, {t}, p);
 }
 
-Tensor flip(const Tensor& t, const Axes& axes) {
+Tensor flip(Operand t, const Axes& axes) {
+  const detail::Calling here(t.site());
   check_defined("nx::flip", t);
   Params p;
   p.axes = ops::normalize_axes("nx::flip", axes, t);
@@ -159,7 +172,8 @@ Tensor flip(const Tensor& t, const Axes& axes) {
 // Python slicing per axis: negative positions count from the end and
 // positions are clamped into the axis; steps are positive; axes beyond the
 // given ones are kept whole.
-Tensor slice(const Tensor& t, const Shape& starts, const Shape& stops, const Shape& steps) {
+Tensor slice(Operand t, const Shape& starts, const Shape& stops, const Shape& steps) {
+  const detail::Calling here(t.site());
   check_defined("nx::slice", t);
   if (starts.size() != stops.size() || (!steps.empty() && steps.size() != starts.size()) ||
       std::int64_t(starts.size()) > t.ndim())
@@ -183,7 +197,8 @@ Tensor slice(const Tensor& t, const Shape& starts, const Shape& stops, const Sha
   return bind(Prim::slice, {t}, p);
 }
 
-Tensor get(const Tensor& t, std::int64_t i) {
+Tensor get(Operand t, std::int64_t i) {
+  const detail::Calling here(t.site());
   const ops::EntryPoint entry("nx::get");
   check_defined("nx::get", t);
   if (t.ndim() == 0) ops::fail("nx::get", "a scalar " + ops::describe(t) + " has no rows");
@@ -195,7 +210,8 @@ Tensor get(const Tensor& t, std::int64_t i) {
   return reshape(slice(t, {i}, {i + 1}), rest);
 }
 
-Tensor take(const Tensor& t, const Tensor& indices, std::int64_t axis) {
+Tensor take(Operand t, const Tensor& indices, std::int64_t axis) {
+  const detail::Calling here(t.site());
   check_defined("nx::take", t);
   check_defined("nx::take", indices);
   if (t.ndim() == 0) ops::fail("nx::take", "cannot take from a scalar " + ops::describe(t));
@@ -204,7 +220,8 @@ Tensor take(const Tensor& t, const Tensor& indices, std::int64_t axis) {
   return bind(Prim::take, {t, indices}, p);
 }
 
-Tensor scatter_add(const Tensor& target, const Tensor& indices, const Tensor& updates, std::int64_t axis) {
+Tensor scatter_add(Operand target, const Tensor& indices, const Tensor& updates, std::int64_t axis) {
+  const detail::Calling here(target.site());
   check_defined("nx::scatter_add", target);
   if (target.ndim() == 0) ops::fail("nx::scatter_add", "cannot scatter into a scalar " + ops::describe(target));
   Params p;
@@ -212,13 +229,15 @@ Tensor scatter_add(const Tensor& target, const Tensor& indices, const Tensor& up
   return bind(Prim::scatter_add, {target, indices, updates}, p);
 }
 
-Tensor dynamic_slice(const Tensor& t, const Tensor& starts, const Shape& sizes) {
+Tensor dynamic_slice(Operand t, const Tensor& starts, const Shape& sizes) {
+  const detail::Calling here(t.site());
   Params p;
   p.shape = sizes;
   return bind(Prim::dynamic_slice, {t, starts}, p);
 }
 
-Tensor dynamic_update_slice(const Tensor& t, const Tensor& update, const Tensor& starts) {
+Tensor dynamic_update_slice(Operand t, const Tensor& update, const Tensor& starts) {
+  const detail::Calling here(t.site());
   return bind(Prim::dynamic_update_slice, {t, update, starts});
 }
 

@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include "rune/detail/call_site.hpp"
+
 namespace nx::ops {
 
 // The public function the user called, while it runs, where it is a
@@ -35,12 +37,29 @@ class EntryPoint {
   std::string_view outer_;
 };
 
-[[noreturn]] inline void fail(std::string_view api, const std::string& message) {
-  std::string text(EntryPoint::naming(api));
-  text += ": ";
-  text += message;
-  throw std::invalid_argument(text);
-}
+// A user error and where the user's call was written, which its text ends
+// with: "nx::add: shapes [3] and [4] do not broadcast (at cloth.hpp:88)".
+// Constructs add their own places to the same parentheses (ir/located.cpp).
+class PlacedError : public std::invalid_argument {
+ public:
+  PlacedError(const std::string& message, const std::string& place);
+  const std::string& message() const { return message_; }
+  const std::string& place() const { return place_; }  // "cloth.hpp:88"; empty: none
+
+ private:
+  std::string message_, place_;
+};
+
+// The place of the nx call running on this thread, where it is the user's:
+// none where rune's own sources or headers made the call (an nx function
+// that rune::jacfwd was given, called inside rune).
+rune::detail::CallSite user_site();
+// "cloth.hpp:88": the file's name without its folders, and the line.
+std::string describe(const rune::detail::CallSite& site);
+
+// Throws the user error `<api>: <message>` (the composite's name for `api`
+// under an EntryPoint), placed at the user's call.
+[[noreturn]] void fail(std::string_view api, const std::string& message);
 
 // The user error of reading the elements of a value that a trace's
 // function holds as a stand-in ("nx::item: the value is traced by

@@ -20,6 +20,24 @@
 namespace test {
 
 inline std::vector<double> values(const nx::Tensor& t) { return nx::to_vector<double>(t); }
+
+// A user error's text placed at a line of the test file that wrote the
+// matcher: "<message> (at test_shape.cpp:<line>)" (nx::ops::PlacedError).
+class Placed : public Catch::MatcherBase<std::string> {
+ public:
+  explicit Placed(std::string message, std::string_view file = __builtin_FILE())
+      : message_(std::move(message)), file_(file.substr(file.find_last_of('/') + 1)) {}
+  bool match(const std::string& text) const override {
+    const std::string prefix = message_ + " (at " + file_ + ":";
+    if (!text.starts_with(prefix) || !text.ends_with(")")) return false;
+    const std::string line = text.substr(prefix.size(), text.size() - prefix.size() - 1);
+    return !line.empty() && line.find_first_not_of("0123456789") == std::string::npos;
+  }
+  std::string describe() const override { return "is \"" + message_ + "\" placed at a line of " + file_; }
+
+ private:
+  std::string message_, file_;
+};
 inline std::string text(const nx::Tensor& t) { return nx::to_string(t); }
 
 inline std::uint64_t bits(double d) {

@@ -3,7 +3,9 @@
 is compiled against the library and run, and so is every ```c block
 (compiled as C99 by `cc`, linked by the C++ compiler); when an ```output
 block follows one, the program's standard output must equal that block
-exactly. The programs run in the page's order.
+exactly. The programs run in the page's order. Each program's lines are
+the page's (a #line directive), so the places that errors name
+("(at getting-started.md:70)") are lines of the page.
 
     run_doc.py PAGE.md WORKDIR INCLUDE_DIR LIBRUNE CXX...
 (RUNE_LINK_LIBS: libraries librune.a needs beyond tbb and openblas.)
@@ -44,6 +46,7 @@ def main():
         expected = found[k + 1][1] if k + 1 < len(found) and found[k + 1][0] == "output" else None
         stem = os.path.join(workdir, "%s_%d" % (os.path.basename(page)[:-3], line))
         with open(stem + "." + lang, "w") as f:
+            f.write('#line %d "%s"\n' % (line + 1, os.path.basename(page)))
             f.write(body)
         source = [stem + ".cpp"]
         if lang == "c":

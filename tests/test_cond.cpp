@@ -282,8 +282,8 @@ TEST_CASE("an error inside a branch says where the cond was called") {
   const Tensor x = nx::ones(nx::float64, {2});
   const int line = __LINE__ + 1;  // (a macro's expansion is at its first line)
   CHECK_THROWS_WITH(rune::cond(nx::scalar(nx::bool_, 1), [&] { return x + nx::ones(nx::float64, {3}); }, [&] { return x; }),
-                    "nx::add: shapes [2] and [3] do not broadcast (in a branch of rune::cond called at test_cond.cpp:" +
-                        std::to_string(line) + ")");
+                    "nx::add: shapes [2] and [3] do not broadcast (at test_cond.cpp:" + std::to_string(line) +
+                        ", in a branch of rune::cond called at test_cond.cpp:" + std::to_string(line) + ")");
 }
 
 namespace {

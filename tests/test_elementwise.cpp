@@ -61,16 +61,16 @@ TEST_CASE("broadcasting follows NumPy") {
   CHECK((nx::zeros(nx::float64, {4, 1, 3}) + nx::ones(nx::float64, {2, 1})).shape() == nx::Shape{4, 2, 3});
   CHECK((nx::zeros(nx::float64, {0, 3}) + row).shape() == nx::Shape{0, 3});
   CHECK_THROWS_WITH(nx::add(nx::zeros(nx::float64, {2, 3}), nx::zeros(nx::float64, {4})),
-                    "nx::add: shapes [2, 3] and [4] do not broadcast");
+                    test::Placed("nx::add: shapes [2, 3] and [4] do not broadcast"));
   CHECK_THROWS_WITH(nx::ones(nx::float64, {3}) * nx::ones(nx::float64, {4}),
-                    "nx::mul: shapes [3] and [4] do not broadcast");
+                    test::Placed("nx::mul: shapes [3] and [4] do not broadcast"));
 }
 
 TEST_CASE("operands must share a dtype; a bool tensor is refused by arithmetic") {
   CHECK_THROWS_WITH(nx::ones(nx::float32, {2}) + nx::ones(nx::float64, {2}),
-                    "nx::add: dtypes float32 and float64 differ (convert one with nx::cast)");
+                    test::Placed("nx::add: dtypes float32 and float64 differ (convert one with nx::cast)"));
   CHECK_THROWS_WITH(nx::exp(nx::ones(nx::bool_, {3})),
-                    "nx::exp: bool [3] is not supported (it takes float or complex tensors)");
+                    test::Placed("nx::exp: bool [3] is not supported (it takes float or complex tensors)"));
   CHECK_THROWS_WITH(nx::sin(nx::ones(nx::int32, {2})), StartsWith("nx::sin: int32 [2] is not supported"));
   CHECK_THROWS_WITH(nx::ones(nx::bool_, {2}) + 1., StartsWith("nx::add: bool [2] is not supported"));
   CHECK_THROWS_WITH(1. - nx::ones(nx::bool_, {2}), StartsWith("nx::sub: bool [2] is not supported"));
@@ -197,7 +197,7 @@ TEST_CASE("atan2 gives C's values at signed zeros and infinities, at every lengt
 }
 
 TEST_CASE("signs of zero: odd functions keep -0, rounding keeps the sign, on every length, compiled too") {
-  using Function = Tensor (*)(const Tensor&);
+  using Function = Tensor (*)(nx::Operand);
   struct Case {
     const char* name;
     Function f;
@@ -250,7 +250,7 @@ TEST_CASE("where selects with broadcasting; clamp bounds") {
   CHECK(values(nx::where(c, f64({3}, {1, 2, 3}), 0.)) == std::vector<double>{1, 0, 3});
   CHECK(values(nx::where(c, -1., f64({1}, {9}))) == std::vector<double>{-1, 9, -1});
   CHECK_THROWS_WITH(nx::where(f64({3}, {1, 0, 1}), f64({3}, {1, 2, 3}), 0.),
-                    "nx::where: the condition must be a bool tensor, got float64 [3]");
+                    test::Placed("nx::where: the condition must be a bool tensor, got float64 [3]"));
   CHECK(values(nx::clamp(f64({3}, {-5, 0.5, 5}), 0., 1.)) == std::vector<double>{0, 0.5, 1});
 }
 

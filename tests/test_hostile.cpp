@@ -27,14 +27,14 @@ TEST_CASE("element counts past the limit are refused, never wrapped") {
   CHECK_THROWS_WITH(nx::eye(float64, big), "nx::eye: shape [4294967296, 4294967296] " + too_many);
   CHECK_THROWS_WITH(nx::create(float64, {big, big}, {}), "nx::create: shape [4294967296, 4294967296] " + too_many);
   CHECK_THROWS_WITH(nx::exp(nx::broadcast_to(one(), {big, big})),
-                    "nx::broadcast_to: shape [4294967296, 4294967296] " + too_many);
+                    test::Placed("nx::broadcast_to: shape [4294967296, 4294967296] " + too_many));
   // Each operand is a view of one element; their broadcast is too large.
   nx::Tensor rows = nx::broadcast_to(one(), {std::int64_t(1) << 30, 1});
   nx::Tensor cols = nx::broadcast_to(one(), {1, std::int64_t(1) << 30});
-  CHECK_THROWS_WITH(rows + cols, "nx::add: shape [1073741824, 1073741824] " + too_many);
+  CHECK_THROWS_WITH(rows + cols, test::Placed("nx::add: shape [1073741824, 1073741824] " + too_many));
   nx::Tensor half = nx::broadcast_to(one(), {std::int64_t(1) << 47});
   CHECK_THROWS_WITH(nx::concatenate({half, half, half}, 0),
-                    "nx::concatenate: the result's axis 0 would be longer than 2^48 elements");
+                    test::Placed("nx::concatenate: the result's axis 0 would be longer than 2^48 elements"));
   // A zero length empties the value, but the other lengths still bound its strides.
   CHECK_THROWS_WITH(nx::zeros(float64, {big, big, 0}),
                     "nx::zeros: shape [4294967296, 4294967296, 0] is too large: its nonzero lengths multiply to "
@@ -43,14 +43,14 @@ TEST_CASE("element counts past the limit are refused, never wrapped") {
 }
 
 TEST_CASE("negative lengths are refused") {
-  CHECK_THROWS_WITH(nx::broadcast_to(one(), {-5}), "nx::broadcast_to: shape [-5] has a negative length");
+  CHECK_THROWS_WITH(nx::broadcast_to(one(), {-5}), test::Placed("nx::broadcast_to: shape [-5] has a negative length"));
   CHECK_THROWS_WITH(nx::zeros(float64, {2, -1}), "nx::zeros: shape [2, -1] has a negative length");
   CHECK_THROWS_WITH(nx::reshape(nx::zeros(float64, {0}), {std::int64_t(1) << 62, 4}),
-                    "nx::reshape: cannot reshape float64 [0] (0 elements) into [4611686018427387904, 4]");
+                    test::Placed("nx::reshape: cannot reshape float64 [0] (0 elements) into [4611686018427387904, 4]"));
   CHECK_THROWS_WITH(nx::reshape(nx::zeros(float64, {0}), {-1, INT64_MAX, 2}),
-                    "nx::reshape: cannot reshape float64 [0] (0 elements) into [-1, 9223372036854775807, 2]");
+                    test::Placed("nx::reshape: cannot reshape float64 [0] (0 elements) into [-1, 9223372036854775807, 2]"));
   CHECK_THROWS_WITH(nx::dynamic_slice(nx::zeros(float64, {3}), nx::zeros(nx::int32, {1}), {-1}),
-                    "nx::dynamic_slice: sizes [-1] do not fit in float64 [3]");
+                    test::Placed("nx::dynamic_slice: sizes [-1] do not fit in float64 [3]"));
 }
 
 TEST_CASE("ranks past 64 are refused, and their shapes print short") {
@@ -68,9 +68,9 @@ TEST_CASE("slice and pad parameters at the int64 limits") {
   CHECK(test::text(nx::slice(x, {0}, {5}, {INT64_MAX - 1})) == "float64 [1] [0]");
   CHECK(test::text(nx::slice(x, {INT64_MIN}, {INT64_MAX}, {2})) == "float64 [3] [0, 2, 4]");
   const std::string longer = "nx::pad: padding axis 0 of float64 [5] makes it longer than 2^48 elements";
-  CHECK_THROWS_WITH(nx::pad(x, {{INT64_MAX, 1}}), longer);
-  CHECK_THROWS_WITH(nx::pad(x, {{std::int64_t(1) << 61, 0}}), longer);
-  CHECK_THROWS_WITH(nx::pad(x, {{-1, 0}}), "nx::pad: pad widths must not be negative");
+  CHECK_THROWS_WITH(nx::pad(x, {{INT64_MAX, 1}}), test::Placed(longer));
+  CHECK_THROWS_WITH(nx::pad(x, {{std::int64_t(1) << 61, 0}}), test::Placed(longer));
+  CHECK_THROWS_WITH(nx::pad(x, {{-1, 0}}), test::Placed("nx::pad: pad widths must not be negative"));
   // One row of a padded axis: the interior width is never used.
   CHECK(test::text(nx::pad(nx::zeros(float64, {1}), {{1, 1}}, 7)) == "float64 [3] [7, 0, 7]");
 }

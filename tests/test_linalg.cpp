@@ -89,11 +89,11 @@ TEST_CASE("matmul of every numeric dtype") {
 
 TEST_CASE("matmul errors") {
   CHECK_THROWS_WITH(nx::matmul(nx::ones(nx::float64, {2, 3}), nx::ones(nx::float64, {2, 3})),
-                    "nx::matmul: shapes [2, 3] and [2, 3] do not match for a matrix product");
+                    test::Placed("nx::matmul: shapes [2, 3] and [2, 3] do not match for a matrix product"));
   CHECK_THROWS_WITH(nx::matmul(nx::scalar(nx::float64, 1), nx::ones(nx::float64, {2})),
-                    "nx::matmul: scalar operands have no matrix product (use nx::mul)");
+                    test::Placed("nx::matmul: scalar operands have no matrix product (use nx::mul)"));
   CHECK_THROWS_WITH(nx::matmul(nx::ones(nx::float64, {2, 2, 2}), nx::ones(nx::float64, {3, 2, 2})),
-                    "nx::matmul: batch shapes [2] and [3] do not broadcast");
+                    test::Placed("nx::matmul: batch shapes [2] and [3] do not broadcast"));
   CHECK_THROWS_WITH(nx::matmul(nx::ones(nx::bool_, {2, 2}), nx::ones(nx::bool_, {2, 2})),
                     StartsWith("nx::matmul: bool [2, 2] is not supported"));
 }
@@ -144,10 +144,10 @@ TEST_CASE("a singular or indefinite matrix gives NaN; shapes are checked") {
   CHECK(std::isnan(nx::item(nx::solve(f64({2, 2}, {1, 2, 2, 4}), f64({2}, {1, 1})), {0})));
   CHECK(std::isnan(nx::item(nx::cholesky(f64({2, 2}, {1, 2, 2, 1})), {0, 0})));
   CHECK_THROWS_WITH(nx::solve(f64({2, 3}, {1, 2, 3, 4, 5, 6}), f64({2}, {1, 1})),
-                    "nx::solve: float64 [2, 3] is not a batch of square matrices");
+                    test::Placed("nx::solve: float64 [2, 3] is not a batch of square matrices"));
   CHECK_THROWS_WITH(nx::solve(f64({2, 2}, {1, 0, 0, 1}), f64({3}, {1, 1, 1})),
-                    "nx::solve: shapes [2, 2] and [3, 1] do not fit a linear system");
-  CHECK_THROWS_WITH(nx::cholesky(f64({3}, {1, 2, 3})), "nx::cholesky: float64 [3] is not a batch of square matrices");
+                    test::Placed("nx::solve: shapes [2, 2] and [3, 1] do not fit a linear system"));
+  CHECK_THROWS_WITH(nx::cholesky(f64({3}, {1, 2, 3})), test::Placed("nx::cholesky: float64 [3] is not a batch of square matrices"));
   CHECK_THROWS_WITH(nx::inv(nx::ones(nx::int32, {2, 2})), StartsWith("nx::inv: int32 [2, 2] is not supported"));
 }
 

@@ -10,6 +10,8 @@
 #include "rune/detail/autodiff.hpp"
 #include "rune/rune.hpp"
 
+#include "helpers.hpp"
+
 using nx::Tensor;
 
 namespace {
@@ -650,11 +652,12 @@ TEST_CASE("an error inside a construct's function says where the construct was c
   const int line = __LINE__ + 1;
   auto loss = [&](const Tensor& x) { return nx::sum(rune::scan(mismatched, nx::zeros(nx::float64, {2}), x).first); };
   const std::string at = "test_loops.cpp:" + std::to_string(line);
-  CHECK_THROWS_WITH(loss(xs), "nx::add: shapes [2] and [3] do not broadcast (in the step of rune::scan called at " + at + ")");
-  CHECK_THROWS_WITH(rune::grad(loss, xs), "nx::add: shapes [2] and [3] do not broadcast (in the step of rune::scan "
-                                          "called at " + at + ", under rune::grad)");
-  CHECK_THROWS_WITH(rune::jit(rune::grad(loss))(xs), "nx::add: shapes [2] and [3] do not broadcast (in the step of "
-                                                     "rune::scan called at " + at + ", under rune::grad, under rune::jit)");
+  // (the failing call first: `carry + ...` in mismatched, two lines up)
+  const std::string failing = "nx::add: shapes [2] and [3] do not broadcast (at test_loops.cpp:" + std::to_string(line - 2);
+  CHECK_THROWS_WITH(loss(xs), failing + ", in the step of rune::scan called at " + at + ")");
+  CHECK_THROWS_WITH(rune::grad(loss, xs), failing + ", in the step of rune::scan called at " + at + ", under rune::grad)");
+  CHECK_THROWS_WITH(rune::jit(rune::grad(loss))(xs),
+                    failing + ", in the step of rune::scan called at " + at + ", under rune::grad, under rune::jit)");
 
   // Nested: the inner construct's place first.
   const int outer = __LINE__ + 2;
@@ -662,17 +665,17 @@ TEST_CASE("an error inside a construct's function says where the construct was c
     return rune::scan([&](const Tensor& c, const Tensor& row) { return std::pair{c, loss(nx::reshape(row, {1, 2}))}; },
                       nx::zeros(nx::float64, {}), nx::reshape(x, {4, 1, 2}));
   };
-  CHECK_THROWS_WITH(nested(xs), "nx::add: shapes [2] and [3] do not broadcast (in the step of rune::scan called at " +
-                                    at + ", in the step of rune::scan called at test_loops.cpp:" +
-                                    std::to_string(outer) + ")");
+  CHECK_THROWS_WITH(nested(xs), failing + ", in the step of rune::scan called at " + at +
+                                    ", in the step of rune::scan called at test_loops.cpp:" + std::to_string(outer) + ")");
   CHECK_THROWS_AS(nested(xs), std::invalid_argument);
 
   const int iterate_line = __LINE__ + 1;  // (a macro's expansion is at its first line)
   CHECK_THROWS_WITH(rune::iterate(
                         3, [](const Tensor& c) { return nx::greater(c, nx::ones(nx::float64, {2})); },
                         [](const Tensor& c) { return c + 1.; }, nx::zeros(nx::float64, {3})),
-                    "nx::greater: shapes [3] and [2] do not broadcast (in the until of rune::iterate called at "
-                    "test_loops.cpp:" + std::to_string(iterate_line) + ")");
+                    "nx::greater: shapes [3] and [2] do not broadcast (at test_loops.cpp:" +
+                        std::to_string(iterate_line) + ", in the until of rune::iterate called at test_loops.cpp:" +
+                        std::to_string(iterate_line) + ")");
   // Reading a stand-in names its construct already: nothing is added.
   CHECK_THROWS_WITH(rune::scan([](const Tensor& c, const Tensor& row) { return std::pair{c + nx::item(row), c}; },
                                nx::scalar(nx::float64, 0.), nx::ones(nx::float64, {3})),
@@ -681,20 +684,21 @@ TEST_CASE("an error inside a construct's function says where the construct was c
 
 TEST_CASE("an error in root's residual, remat's function or collect's body says where they were called") {
   const Tensor a = nx::create(nx::float64, {2}, {4., 9.});
-  const std::string broadcast = "nx::sub: shapes [2] and [3] do not broadcast (in ";
+  // (the failing call and the construct are written on one line)
+  auto broadcast = [](int line) { return "nx::sub: shapes [2] and [3] do not broadcast (at test_loops.cpp:" + std::to_string(line) + ", in "; };
   const int root_line = __LINE__ + 1;  // (a macro's expansion is at its first line)
   CHECK_THROWS_WITH(rune::root([&](const Tensor& x) { return x * x - nx::ones(nx::float64, {3}); }, [&] { return nx::sqrt(a); }),
-                    broadcast + "the residual of rune::root called at test_loops.cpp:" + std::to_string(root_line) + ")");
+                    broadcast(root_line) + "the residual of rune::root called at test_loops.cpp:" + std::to_string(root_line) + ")");
   const int remat_line = __LINE__ + 1;
   auto heavy = rune::remat([](const Tensor& x) { return nx::sum(x - nx::ones(nx::float64, {3})); });
-  CHECK_THROWS_WITH(rune::grad(heavy, a), broadcast + "the function of rune::remat called at test_loops.cpp:" +
+  CHECK_THROWS_WITH(rune::grad(heavy, a), broadcast(remat_line) + "the function of rune::remat called at test_loops.cpp:" +
                                                std::to_string(remat_line) + ", under rune::grad)");
   rune::Total total;
   auto counted = [&](const Tensor& x) {
     return rune::collect(total, nx::scalar(nx::float64, 0.), [&] { return x - nx::ones(nx::float64, {3}); }).first;
   };
   const int collect_line = __LINE__ - 2;
-  CHECK_THROWS_WITH(rune::jit(counted)(a), broadcast + "the body of rune::collect called at test_loops.cpp:" +
+  CHECK_THROWS_WITH(rune::jit(counted)(a), broadcast(collect_line) + "the body of rune::collect called at test_loops.cpp:" +
                                                std::to_string(collect_line) + ", under rune::jit)");
 }
 

@@ -191,10 +191,12 @@ TEST_CASE("reductions run on every dtype they accept") {
 }
 
 TEST_CASE("a user error escaping a rule is an internal error naming the rule") {
+  const int line = __LINE__ + 1;
   auto broken_rule = [] { return nx::add(nx::zeros(nx::float64, {2}), nx::zeros(nx::float64, {3})); };
   CHECK_THROWS_MATCHES(call_rule("jvp", "nx::mul", broken_rule), std::logic_error,
                        Catch::Matchers::Message("rune: internal error: the jvp rule of nx::mul: nx::add: shapes [2] "
-                                                "and [3] do not broadcast"));
+                                                "and [3] do not broadcast (at test_primitives.cpp:" +
+                                                std::to_string(line) + ")"));
 }
 
 // API.md: a user error's message starts with the called function's name. A
@@ -228,8 +230,8 @@ TEST_CASE("every composite nx:: function names itself in its parts' errors") {
   }
   // (the name lasts as long as the composite's call)
   CHECK_THROWS_WITH(nx::exp(b2), StartsWith("nx::exp: bool [2] is not supported"));
-  CHECK_THROWS_WITH(nx::sigmoid(b2), "nx::sigmoid: bool [2] is not supported (it takes float or complex tensors)");
+  CHECK_THROWS_WITH(nx::sigmoid(b2), test::Placed("nx::sigmoid: bool [2] is not supported (it takes float or complex tensors)"));
   CHECK_THROWS_WITH(nx::recip(b2),
-                    "nx::recip: bool [2] is not supported (it takes signed integer, unsigned integer, float or complex "
-                    "tensors)");
+                    test::Placed("nx::recip: bool [2] is not supported (it takes signed integer, unsigned integer, float or complex "
+                    "tensors)"));
 }

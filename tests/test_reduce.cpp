@@ -45,23 +45,23 @@ TEST_CASE("empty reductions give the identity, or an error where there is none")
   CHECK(text(nx::all(e)) == "bool [] true");
   CHECK(text(nx::any(e)) == "bool [] false");
   CHECK(std::isnan(nx::item(nx::mean(nx::zeros(nx::float64, {0})))));
-  CHECK_THROWS_WITH(nx::max(e, {0}), "nx::max: axis 0 of float64 [0, 3] is empty, and the reduction has no identity");
+  CHECK_THROWS_WITH(nx::max(e, {0}), test::Placed("nx::max: axis 0 of float64 [0, 3] is empty, and the reduction has no identity"));
   CHECK(nx::max(e, {1}).shape() == nx::Shape{0});
 }
 
 TEST_CASE("axes out of range or repeated are errors") {
   Tensor m = nx::zeros(nx::float64, {2, 3});
-  CHECK_THROWS_WITH(nx::sum(m, {2}), "nx::sum: axis 2 is out of range for float64 [2, 3]");
-  CHECK_THROWS_WITH(nx::mean(m, {-3}), "nx::mean: axis -3 is out of range for float64 [2, 3]");
-  CHECK_THROWS_WITH(nx::prod(m, {1, -1}), "nx::prod: an axis is repeated in [1, -1]");
+  CHECK_THROWS_WITH(nx::sum(m, {2}), test::Placed("nx::sum: axis 2 is out of range for float64 [2, 3]"));
+  CHECK_THROWS_WITH(nx::mean(m, {-3}), test::Placed("nx::mean: axis -3 is out of range for float64 [2, 3]"));
+  CHECK_THROWS_WITH(nx::prod(m, {1, -1}), test::Placed("nx::prod: an axis is repeated in [1, -1]"));
   CHECK_THROWS_WITH(nx::sum(nx::ones(nx::float64, {2}), {}, false, nx::bool_),
-                    "nx::sum: dtype=bool is not supported (it takes signed integer, unsigned integer, float or "
-                    "complex tensors)");
+                    test::Placed("nx::sum: dtype=bool is not supported (it takes signed integer, unsigned integer, float or "
+                    "complex tensors)"));
   CHECK_THROWS_WITH(nx::prod(nx::ones(nx::int8, {2}), {3}, false, nx::float64),
-                    "nx::prod: axis 3 is out of range for int8 [2]");
+                    test::Placed("nx::prod: axis 3 is out of range for int8 [2]"));
   CHECK_THROWS_WITH(nx::mean(nx::ones(nx::int32, {2})),
-                    "nx::mean: int32 [2] is not supported (it takes float or complex tensors)");
-  CHECK_THROWS_WITH(nx::argmax(m, 2), "nx::argmax: axis 2 is out of range for float64 [2, 3]");
+                    test::Placed("nx::mean: int32 [2] is not supported (it takes float or complex tensors)"));
+  CHECK_THROWS_WITH(nx::argmax(m, 2), test::Placed("nx::argmax: axis 2 is out of range for float64 [2, 3]"));
 }
 
 TEST_CASE("max and min propagate NaN; argmax picks the first maximum, NaN first") {
@@ -72,7 +72,7 @@ TEST_CASE("max and min propagate NaN; argmax picks the first maximum, NaN first"
   CHECK(text(nx::argmax(f64({4}, {1, 3, 0, 3}), 0)) == "int32 [] 1");
   CHECK(text(nx::argmin(f64({2, 3}, {4, 1, 1, 0, 9, -2}), 1)) == "int32 [2] [1, 2]");
   CHECK(text(nx::argmax(f64({2, 3}, {4, 1, 1, 0, 9, -2}), 0)) == "int32 [3] [0, 1, 0]");
-  CHECK_THROWS_WITH(nx::argmax(nx::zeros(nx::float64, {0}), 0), "nx::argmax: axis 0 of float64 [0] is empty");
+  CHECK_THROWS_WITH(nx::argmax(nx::zeros(nx::float64, {0}), 0), test::Placed("nx::argmax: axis 0 of float64 [0] is empty"));
 }
 
 TEST_CASE("argmin and argmax of bool values give the first false and the first true (the first element when none)") {

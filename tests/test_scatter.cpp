@@ -57,26 +57,26 @@ TEST_CASE("scatter_add with nothing to add") {
 TEST_CASE("scatter_add's errors name it") {
   Tensor target = nx::zeros(nx::float64, {3, 2}), two = i32({2}, {0, 1});
   CHECK_THROWS_WITH(nx::scatter_add(target, f64({2}, {0, 1}), nx::zeros(nx::float64, {2, 2})),
-                    "nx::scatter_add: the indices must be an integer tensor, got float64 [2]");
+                    test::Placed("nx::scatter_add: the indices must be an integer tensor, got float64 [2]"));
   CHECK_THROWS_WITH(nx::scatter_add(target, two, nx::zeros(nx::float64, {2, 2}), 2),
-                    "nx::scatter_add: axis 2 is out of range for float64 [3, 2]");
+                    test::Placed("nx::scatter_add: axis 2 is out of range for float64 [3, 2]"));
   CHECK_THROWS_WITH(nx::scatter_add(nx::scalar(nx::float64, 1), two, nx::zeros(nx::float64, {2})),
-                    "nx::scatter_add: cannot scatter into a scalar float64 []");
+                    test::Placed("nx::scatter_add: cannot scatter into a scalar float64 []"));
   CHECK_THROWS_WITH(nx::scatter_add(target, two, nx::zeros(nx::float64, {3})),
-                    "nx::scatter_add: the updates float64 [3] do not have the shape [2, 2] that the indices int32 [2] "
-                    "take from float64 [3, 2] along axis 0");
+                    test::Placed("nx::scatter_add: the updates float64 [3] do not have the shape [2, 2] that the indices int32 [2] "
+                    "take from float64 [3, 2] along axis 0"));
   CHECK_THROWS_WITH(nx::scatter_add(target, two, nx::zeros(nx::float32, {2, 2})),
-                    "nx::scatter_add: dtypes float64 and float32 differ (convert one with nx::cast)");
+                    test::Placed("nx::scatter_add: dtypes float64 and float32 differ (convert one with nx::cast)"));
   CHECK_THROWS_WITH(nx::scatter_add(nx::zeros(nx::bool_, {3}), two, nx::zeros(nx::bool_, {2})),
-                    "nx::scatter_add: bool [3] is not supported (it takes signed integer, unsigned integer, float or "
-                    "complex tensors)");
+                    test::Placed("nx::scatter_add: bool [3] is not supported (it takes signed integer, unsigned integer, float or "
+                    "complex tensors)"));
   CHECK_THROWS_WITH(nx::scatter_add(nx::zeros(nx::float64, {0, 2}), two, nx::zeros(nx::float64, {2, 2})),
-                    "nx::scatter_add: cannot index the empty axis 0 of float64 [0, 2]");
+                    test::Placed("nx::scatter_add: cannot index the empty axis 0 of float64 [0, 2]"));
   CHECK_THROWS_WITH(nx::scatter_add(Tensor(), two, target),
-                    "nx::scatter_add: operand 0 holds no value (it was default-constructed)");
+                    test::Placed("nx::scatter_add: operand 0 holds no value (it was default-constructed)"));
   // take keeps its own name
   CHECK_THROWS_WITH(nx::take(nx::zeros(nx::float64, {0, 2}), two),
-                    "nx::take: cannot index the empty axis 0 of float64 [0, 2]");
+                    test::Placed("nx::take: cannot index the empty axis 0 of float64 [0, 2]"));
 }
 
 TEST_CASE("segment_sum sums the rows of each segment and drops ids out of range") {
@@ -104,21 +104,21 @@ TEST_CASE("segment_sum with no segments or no rows") {
 
 TEST_CASE("segment_sum's errors name it") {
   CHECK_THROWS_WITH(nx::segment_sum(rows(), f64({6}, {0, 0, 0, 0, 0, 0}), 3),
-                    "nx::segment_sum: the segment ids must be an integer tensor, got float64 [6]");
+                    test::Placed("nx::segment_sum: the segment ids must be an integer tensor, got float64 [6]"));
   CHECK_THROWS_WITH(nx::segment_sum(rows(), i32({2}, {0, 1}), 3),
-                    "nx::segment_sum: the segment ids must have shape [6] (one per row of float64 [6, 2]), got "
-                    "int32 [2]");
+                    test::Placed("nx::segment_sum: the segment ids must have shape [6] (one per row of float64 [6, 2]), got "
+                    "int32 [2]"));
   CHECK_THROWS_WITH(nx::segment_sum(rows(), nx::reshape(ids(), {6, 1}), 3),
-                    "nx::segment_sum: the segment ids must have shape [6] (one per row of float64 [6, 2]), got "
-                    "int32 [6, 1]");
-  CHECK_THROWS_WITH(nx::segment_sum(rows(), ids(), -1), "nx::segment_sum: num_segments must not be negative, got -1");
+                    test::Placed("nx::segment_sum: the segment ids must have shape [6] (one per row of float64 [6, 2]), got "
+                    "int32 [6, 1]"));
+  CHECK_THROWS_WITH(nx::segment_sum(rows(), ids(), -1), test::Placed("nx::segment_sum: num_segments must not be negative, got -1"));
   CHECK_THROWS_WITH(nx::segment_sum(nx::scalar(nx::float64, 1), i32({0}, {}), 3),
-                    "nx::segment_sum: the data must have rows, got the scalar float64 []");
+                    test::Placed("nx::segment_sum: the data must have rows, got the scalar float64 []"));
   CHECK_THROWS_WITH(nx::segment_sum(nx::zeros(nx::bool_, {6}), ids(), 3),
-                    "nx::segment_sum: bool [6] is not supported (it takes signed integer, unsigned integer, float or "
-                    "complex tensors)");
+                    test::Placed("nx::segment_sum: bool [6] is not supported (it takes signed integer, unsigned integer, float or "
+                    "complex tensors)"));
   CHECK_THROWS_WITH(nx::segment_sum(Tensor(), ids(), 3),
-                    "nx::segment_sum: operand 0 holds no value (it was default-constructed)");
+                    test::Placed("nx::segment_sum: operand 0 holds no value (it was default-constructed)"));
 }
 
 TEST_CASE("the gradients of scatter_add and segment_sum") {

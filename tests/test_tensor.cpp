@@ -34,7 +34,7 @@ TEST_CASE("a default-constructed tensor can be assigned; any other use throws") 
   CHECK_FALSE(t.defined());
   CHECK_THROWS_AS(t.dtype(), std::invalid_argument);
   CHECK_THROWS_AS(t.shape(), std::invalid_argument);
-  CHECK_THROWS_WITH(nx::exp(t), "nx::exp: operand 0 holds no value (it was default-constructed)");
+  CHECK_THROWS_WITH(nx::exp(t), test::Placed("nx::exp: operand 0 holds no value (it was default-constructed)"));
   CHECK_THROWS_WITH(t + 1., StartsWith("nx::add: "));
   CHECK_THROWS_WITH(nx::item(t), StartsWith("nx::item: "));
   CHECK_THROWS_WITH(nx::sum(t), StartsWith("nx::sum: "));

@@ -135,7 +135,7 @@ TEST_CASE("float64 exp(1) is e rounded to the nearest double") {
 // batches (docs/accuracy.md): whatever level the test runs at (RUNE_SIMD),
 // each element has the bits of the scalar code, wherever it sits (in a
 // batch, beside larger or smaller arguments, in a padded tail, alone).
-template <class T, nx::ops::Prim P> void same_bits_as_scalar(Tensor (*f)(const Tensor&), double lo, double hi) {
+template <class T, nx::ops::Prim P> void same_bits_as_scalar(Tensor (*f)(nx::Operand), double lo, double hi) {
   const nx::DType d = std::is_same_v<T, float> ? nx::float32 : nx::float64;
   auto scalar = [](T x) { return nx::ops::kernels::Op<P>::scalar(x); };
   auto same = [](T a, T b) { return test::bits(double(a)) == test::bits(double(b)) || (a != a && b != b); };

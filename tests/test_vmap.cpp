@@ -86,7 +86,7 @@ TEST_CASE("vmap's errors") {
   auto read = rune::vmap([](const Tensor& r) { return nx::scalar(nx::float64, nx::item(r, {0})); });
   CHECK_THROWS_WITH(read(x), "nx::item: the value is traced by rune::vmap");
   auto mismatched = rune::vmap([](const Tensor& r) { return r + nx::zeros(nx::float64, {3}); });
-  CHECK_THROWS_WITH(mismatched(x), "nx::add: shapes [2] and [3] do not broadcast");
+  CHECK_THROWS_WITH(mismatched(x), test::Placed("nx::add: shapes [2] and [3] do not broadcast"));
 }
 
 TEST_CASE("vmap composes with grad, jit and itself") {
@@ -191,7 +191,7 @@ TEST_CASE("named maps: lanes, lane_index and lane_count") {
       rows);
   CHECK(test::text(nested(x)) == "float64 [3, 2] [[93, 123], [1097, 1127], [2101, 2131]]");
   CHECK_THROWS_WITH(rune::lanes(rows, x),
-                    "rune::lanes: no map of this axis is running (name one with rune::vmap(f, axis))");
+                    test::Placed("rune::lanes: no map of this axis is running (name one with rune::vmap(f, axis))"));
 }
 
 TEST_CASE("take with per-lane indices into per-lane operands is one gather") {

@@ -24,7 +24,7 @@
 
 namespace rune {
 
-nx::Tensor detach(const nx::Tensor& x);  // x, with a zero derivative
+nx::Tensor detach(nx::Operand x);  // x, with a zero derivative
 
 namespace detail {
 void check_objective(const nx::Tensor& y, std::string_view entry_point);

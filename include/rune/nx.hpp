@@ -120,12 +120,29 @@ std::string to_string(const Tensor& t);
 void print(const Tensor& t);
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
 
+// The tensors nx::concatenate and nx::stack take, placed as an Operand is:
+// a vector, or a braced list ({a, b}), which it keeps.
+class Operands {
+ public:
+  Operands(const std::vector<Tensor>& ts, rune::detail::CallSite site = rune::detail::CallSite::current()) noexcept
+      : tensors_(ts), site_(site) {}
+  Operands(std::initializer_list<Tensor> ts, rune::detail::CallSite site = rune::detail::CallSite::current())
+      : listed_(ts), tensors_(listed_), site_(site) {}
+  operator const std::vector<Tensor>&() const noexcept { return tensors_; }
+  rune::detail::CallSite site() const noexcept { return site_; }
+
+ private:
+  std::vector<Tensor> listed_;
+  const std::vector<Tensor>& tensors_;
+  rune::detail::CallSite site_;
+};
+
 // ---- elementwise
 #define NX_UNARY_FUNCTIONS(X)                                                                     \
   X(neg) X(abs) X(sign) X(exp) X(exp2) X(log) X(log2) X(log1p) X(expm1) X(sqrt) X(rsqrt) X(recip) \
   X(square) X(sin) X(cos) X(tan) X(tanh) X(sinh) X(cosh) X(asin) X(acos) X(atan) X(sigmoid)       \
   X(erf) X(floor) X(ceil) X(round) X(isnan) X(isinf) X(isfinite) X(logical_not)
-#define NX_DECLARE_UNARY(f) Tensor f(const Tensor& x);
+#define NX_DECLARE_UNARY(f) Tensor f(Operand x);
 NX_UNARY_FUNCTIONS(NX_DECLARE_UNARY)
 #undef NX_DECLARE_UNARY
 
@@ -133,93 +150,93 @@ NX_UNARY_FUNCTIONS(NX_DECLARE_UNARY)
   X(add) X(sub) X(mul) X(div) X(pow) X(maximum) X(minimum) X(atan2) X(mod) X(less) X(less_equal)   \
   X(greater) X(greater_equal) X(equal) X(not_equal) X(logical_and) X(logical_or) X(logical_xor)
 #define NX_DECLARE_BINARY(f)                 \
-  Tensor f(const Tensor& a, const Tensor& b); \
-  Tensor f(const Tensor& a, double b);        \
-  Tensor f(double a, const Tensor& b);
+  Tensor f(Operand a, const Tensor& b); \
+  Tensor f(Operand a, double b);        \
+  Tensor f(double a, Operand b);
 NX_BINARY_FUNCTIONS(NX_DECLARE_BINARY)
 #undef NX_DECLARE_BINARY
 
-Tensor operator+(const Tensor& a, const Tensor& b);
-Tensor operator+(const Tensor& a, double b);
-Tensor operator+(double a, const Tensor& b);
-Tensor operator-(const Tensor& a, const Tensor& b);
-Tensor operator-(const Tensor& a, double b);
-Tensor operator-(double a, const Tensor& b);
-Tensor operator*(const Tensor& a, const Tensor& b);
-Tensor operator*(const Tensor& a, double b);
-Tensor operator*(double a, const Tensor& b);
-Tensor operator/(const Tensor& a, const Tensor& b);
-Tensor operator/(const Tensor& a, double b);
-Tensor operator/(double a, const Tensor& b);
-Tensor operator-(const Tensor& a);
+Tensor operator+(Operand a, const Tensor& b);
+Tensor operator+(Operand a, double b);
+Tensor operator+(double a, Operand b);
+Tensor operator-(Operand a, const Tensor& b);
+Tensor operator-(Operand a, double b);
+Tensor operator-(double a, Operand b);
+Tensor operator*(Operand a, const Tensor& b);
+Tensor operator*(Operand a, double b);
+Tensor operator*(double a, Operand b);
+Tensor operator/(Operand a, const Tensor& b);
+Tensor operator/(Operand a, double b);
+Tensor operator/(double a, Operand b);
+Tensor operator-(Operand a);
 // Compound assignment rebinds the handle (x = x + y): other handles to the
 // old value keep it.
-Tensor& operator+=(Tensor& a, const Tensor& b);
-Tensor& operator+=(Tensor& a, double b);
-Tensor& operator-=(Tensor& a, const Tensor& b);
-Tensor& operator-=(Tensor& a, double b);
-Tensor& operator*=(Tensor& a, const Tensor& b);
-Tensor& operator*=(Tensor& a, double b);
-Tensor& operator/=(Tensor& a, const Tensor& b);
-Tensor& operator/=(Tensor& a, double b);
+Tensor& operator+=(Assigned a, const Tensor& b);
+Tensor& operator+=(Assigned a, double b);
+Tensor& operator-=(Assigned a, const Tensor& b);
+Tensor& operator-=(Assigned a, double b);
+Tensor& operator*=(Assigned a, const Tensor& b);
+Tensor& operator*=(Assigned a, double b);
+Tensor& operator/=(Assigned a, const Tensor& b);
+Tensor& operator/=(Assigned a, double b);
 
-Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
-Tensor where(const Tensor& cond, const Tensor& a, double b);
-Tensor where(const Tensor& cond, double a, const Tensor& b);
-Tensor cast(const Tensor& t, DType dtype);
-Tensor clamp(const Tensor& t, double lo, double hi);
-Tensor clamp(const Tensor& t, const Tensor& lo, const Tensor& hi);
+Tensor where(Operand cond, const Tensor& a, const Tensor& b);
+Tensor where(Operand cond, const Tensor& a, double b);
+Tensor where(Operand cond, double a, const Tensor& b);
+Tensor cast(Operand t, DType dtype);
+Tensor clamp(Operand t, double lo, double hi);
+Tensor clamp(Operand t, const Tensor& lo, const Tensor& hi);
 
 // ---- reductions (axes empty = every axis; negative axes count from the end)
 // sum and prod accumulate in `dtype` (t is cast to it first); by default,
 // as NumPy: bool and signed integers narrower than int64 in int64, unsigned
 // ones in uint64, others in their own dtype.
-Tensor sum(const Tensor& t, const Axes& axes = {}, bool keepdims = false, std::optional<DType> dtype = std::nullopt);
-Tensor mean(const Tensor& t, const Axes& axes = {}, bool keepdims = false);
-Tensor prod(const Tensor& t, const Axes& axes = {}, bool keepdims = false, std::optional<DType> dtype = std::nullopt);
-Tensor max(const Tensor& t, const Axes& axes = {}, bool keepdims = false);
-Tensor min(const Tensor& t, const Axes& axes = {}, bool keepdims = false);
-Tensor all(const Tensor& t, const Axes& axes = {}, bool keepdims = false);
-Tensor any(const Tensor& t, const Axes& axes = {}, bool keepdims = false);
-Tensor logsumexp(const Tensor& t, const Axes& axes = {}, bool keepdims = false);
-Tensor argmax(const Tensor& t, std::int64_t axis);  // int32
-Tensor argmin(const Tensor& t, std::int64_t axis);
+Tensor sum(Operand t, const Axes& axes = {}, bool keepdims = false, std::optional<DType> dtype = std::nullopt);
+Tensor mean(Operand t, const Axes& axes = {}, bool keepdims = false);
+Tensor prod(Operand t, const Axes& axes = {}, bool keepdims = false, std::optional<DType> dtype = std::nullopt);
+Tensor max(Operand t, const Axes& axes = {}, bool keepdims = false);
+Tensor min(Operand t, const Axes& axes = {}, bool keepdims = false);
+Tensor all(Operand t, const Axes& axes = {}, bool keepdims = false);
+Tensor any(Operand t, const Axes& axes = {}, bool keepdims = false);
+Tensor logsumexp(Operand t, const Axes& axes = {}, bool keepdims = false);
+Tensor argmax(Operand t, std::int64_t axis);  // int32
+Tensor argmin(Operand t, std::int64_t axis);
 // out[s] = the sum of data's rows i with segment_ids[i] == s, for s in
 // [0, num_segments); rows whose id is outside that range are dropped.
-Tensor segment_sum(const Tensor& data, const Tensor& segment_ids, std::int64_t num_segments);
+Tensor segment_sum(Operand data, const Tensor& segment_ids, std::int64_t num_segments);
 
 // ---- shape
-Tensor reshape(const Tensor& t, const Shape& shape);
-Tensor transpose(const Tensor& t, const Axes& perm = {});
-Tensor broadcast_to(const Tensor& t, const Shape& shape);
-Tensor expand_dims(const Tensor& t, const Axes& axes);
-Tensor squeeze(const Tensor& t, const Axes& axes = {});
-Tensor moveaxis(const Tensor& t, std::int64_t from, std::int64_t to);
-Tensor flatten(const Tensor& t);
-Tensor concatenate(const std::vector<Tensor>& ts, std::int64_t axis = 0);
-Tensor stack(const std::vector<Tensor>& ts, std::int64_t axis = 0);
-Tensor pad(const Tensor& t, const std::vector<std::pair<std::int64_t, std::int64_t>>& widths, double value = 0);
-Tensor flip(const Tensor& t, const Axes& axes = {});
-Tensor slice(const Tensor& t, const Shape& starts, const Shape& stops, const Shape& steps = {});
-Tensor get(const Tensor& t, std::int64_t i);
-Tensor take(const Tensor& t, const Tensor& indices, std::int64_t axis = 0);
+Tensor reshape(Operand t, const Shape& shape);
+Tensor transpose(Operand t, const Axes& perm = {});
+Tensor broadcast_to(Operand t, const Shape& shape);
+Tensor expand_dims(Operand t, const Axes& axes);
+Tensor squeeze(Operand t, const Axes& axes = {});
+Tensor moveaxis(Operand t, std::int64_t from, std::int64_t to);
+Tensor flatten(Operand t);
+Tensor concatenate(Operands ts, std::int64_t axis = 0);
+Tensor stack(Operands ts, std::int64_t axis = 0);
+Tensor pad(Operand t, const std::vector<std::pair<std::int64_t, std::int64_t>>& widths, double value = 0);
+Tensor flip(Operand t, const Axes& axes = {});
+Tensor slice(Operand t, const Shape& starts, const Shape& stops, const Shape& steps = {});
+Tensor get(Operand t, std::int64_t i);
+Tensor take(Operand t, const Tensor& indices, std::int64_t axis = 0);
 // take's transpose: target with updates' slabs added at indices along axis
 // (repeated indices accumulate; indices wrap and clamp as take's do).
-Tensor scatter_add(const Tensor& target, const Tensor& indices, const Tensor& updates, std::int64_t axis = 0);
-Tensor dynamic_slice(const Tensor& t, const Tensor& starts, const Shape& sizes);
-Tensor dynamic_update_slice(const Tensor& t, const Tensor& update, const Tensor& starts);
+Tensor scatter_add(Operand target, const Tensor& indices, const Tensor& updates, std::int64_t axis = 0);
+Tensor dynamic_slice(Operand t, const Tensor& starts, const Shape& sizes);
+Tensor dynamic_update_slice(Operand t, const Tensor& update, const Tensor& starts);
 
 // ---- linear algebra
-Tensor matmul(const Tensor& a, const Tensor& b);
-Tensor dot(const Tensor& a, const Tensor& b);
+Tensor matmul(Operand a, const Tensor& b);
+Tensor dot(Operand a, const Tensor& b);
 // x with a x = b: a [..., n, n]; b [..., n] or [..., n, k]; batch axes broadcast.
-Tensor solve(const Tensor& a, const Tensor& b);
-Tensor inv(const Tensor& a);
+Tensor solve(Operand a, const Tensor& b);
+Tensor inv(Operand a);
 // The lower-triangular l with a = l l^H (a Hermitian positive definite).
-Tensor cholesky(const Tensor& a);
+Tensor cholesky(Operand a);
 
 // ---- placement and donation
-Tensor place(const Placement& placement, const Tensor& t);
+Tensor place(const Placement& placement, Operand t);
 // A handle to t's storage that a compiled call takes: afterwards reading t
 // (or any view of its storage) throws. Outside a compiled call it is t.
 Tensor donate(const Tensor& t);

@@ -13,6 +13,7 @@
 
 #include <boost/intrusive_ptr.hpp>
 
+#include "rune/detail/call_site.hpp"
 #include "rune/dtype.hpp"
 
 namespace nx {
@@ -132,6 +133,47 @@ class Tensor {
  private:
   [[noreturn]] static void throw_undefined();
   boost::intrusive_ptr<detail::TensorImpl> impl_;
+};
+
+// The first tensor operand of an nx function: it converts from a Tensor
+// implicitly and carries the place the call was written at, which the
+// function makes the thread's current one while it runs (nx::detail::Calling),
+// so that the equation a trace records and the error a misuse raises name
+// the caller's file and line. Spelled as a type because operators cannot
+// take a defaulted place; `nx::sin` still calls as a function of a Tensor.
+class Operand {
+ public:
+  Operand(const Tensor& t, rune::detail::CallSite site = rune::detail::CallSite::current()) noexcept
+      : tensor_(t), site_(site) {}
+  operator const Tensor&() const noexcept { return tensor_; }
+  const Tensor& tensor() const noexcept { return tensor_; }
+  rune::detail::CallSite site() const noexcept { return site_; }
+  // The tensor's own (so the functions taking one read as with a Tensor).
+  DType dtype() const { return tensor_.dtype(); }
+  const Shape& shape() const { return tensor_.shape(); }
+  std::int64_t ndim() const { return tensor_.ndim(); }
+  std::int64_t numel() const { return tensor_.numel(); }
+  Placement placement() const { return tensor_.placement(); }
+  bool defined() const { return tensor_.defined(); }
+  bool is_traced() const { return tensor_.is_traced(); }
+  detail::TensorImpl* impl() const { return tensor_.impl(); }
+
+ private:
+  const Tensor& tensor_;
+  rune::detail::CallSite site_;
+};
+
+// The left side of a compound assignment (x += 1.), placed as an Operand.
+class Assigned {
+ public:
+  Assigned(Tensor& t, rune::detail::CallSite site = rune::detail::CallSite::current()) noexcept
+      : tensor_(t), site_(site) {}
+  Tensor& tensor() const noexcept { return tensor_; }
+  rune::detail::CallSite site() const noexcept { return site_; }
+
+ private:
+  Tensor& tensor_;
+  rune::detail::CallSite site_;
 };
 
 }  // namespace nx

@@ -23,7 +23,7 @@ inline Axis axis() { return Axis{detail::fresh_axis()}; }
 
 // Every lane's value of x along the map named `a`, stacked on a new axis 0:
 // the same value in every lane. Throws outside such a map.
-nx::Tensor lanes(Axis a, const nx::Tensor& x);
+nx::Tensor lanes(Axis a, nx::Operand x);
 // The index of the lane running (an int32 scalar) in the innermost map, or
 // in the map named `a`; 0 outside maps.
 nx::Tensor lane_index();

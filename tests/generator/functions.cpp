@@ -58,7 +58,7 @@ std::vector<UnaryFunction> make_unary() {
 #define GEN_UNARY(f)                                                               \
   {                                                                               \
     Entry e = describe(#f);                                                       \
-    out.push_back({e.name, static_cast<nx::Tensor (*)(const nx::Tensor&)>(&nx::f), \
+    out.push_back({e.name, static_cast<nx::Tensor (*)(nx::Operand)>(&nx::f), \
                    e.accepts, e.result, unary_domain(#f)});                       \
   }
   NX_UNARY_FUNCTIONS(GEN_UNARY)
@@ -77,9 +77,9 @@ std::vector<BinaryFunction> make_binary() {
   {                                                                                        \
     Entry e = describe(#f);                                                                \
     auto [first, second] = domains(#f);                                                    \
-    out.push_back({e.name, static_cast<nx::Tensor (*)(const nx::Tensor&, const nx::Tensor&)>(&nx::f), \
-                   static_cast<nx::Tensor (*)(double, const nx::Tensor&)>(&nx::f),          \
-                   static_cast<nx::Tensor (*)(const nx::Tensor&, double)>(&nx::f), e.accepts, e.result, \
+    out.push_back({e.name, static_cast<nx::Tensor (*)(nx::Operand, const nx::Tensor&)>(&nx::f), \
+                   static_cast<nx::Tensor (*)(double, nx::Operand)>(&nx::f),          \
+                   static_cast<nx::Tensor (*)(nx::Operand, double)>(&nx::f), e.accepts, e.result, \
                    first, second});                                                        \
   }
   NX_BINARY_FUNCTIONS(GEN_BINARY)

@@ -20,7 +20,7 @@ enum class Domain : std::uint8_t { any, positive, unit, bounded };
 
 struct UnaryFunction {
   std::string_view name;
-  nx::Tensor (*f)(const nx::Tensor&);
+  nx::Tensor (*f)(nx::Operand);
   std::uint8_t accepts;  // nx::ops::DTypeClass bits
   Result result;
   Domain domain;
@@ -28,9 +28,9 @@ struct UnaryFunction {
 
 struct BinaryFunction {
   std::string_view name;
-  nx::Tensor (*f)(const nx::Tensor&, const nx::Tensor&);
-  nx::Tensor (*scalar_first)(double, const nx::Tensor&);
-  nx::Tensor (*scalar_second)(const nx::Tensor&, double);
+  nx::Tensor (*f)(nx::Operand, const nx::Tensor&);
+  nx::Tensor (*scalar_first)(double, nx::Operand);
+  nx::Tensor (*scalar_second)(nx::Operand, double);
   std::uint8_t accepts;
   Result result;
   Domain first, second;
@@ -46,7 +46,7 @@ struct ReduceFunction {
 
 struct ArgFunction {
   std::string_view name;
-  nx::Tensor (*f)(const nx::Tensor&, std::int64_t);
+  nx::Tensor (*f)(nx::Operand, std::int64_t);
   std::uint8_t accepts;
 };
 

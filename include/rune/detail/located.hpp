@@ -3,8 +3,8 @@
 // comes out with where that construct was called, and under which
 // transformations:
 //
-//   nx::add: shapes [2] and [3] do not broadcast (in the step of rune::scan
-//   called at game.cpp:31, under rune::grad)
+//   nx::add: shapes [2] and [3] do not broadcast (at game.cpp:29, in the
+//   step of rune::scan called at game.cpp:31, under rune::grad)
 //
 // Constructs nested one in another each add their place, innermost first.
 #pragma once
@@ -12,19 +12,9 @@
 #include <stdexcept>
 #include <string_view>
 
-namespace rune::detail {
+#include "rune/detail/call_site.hpp"
 
-// Where a construct was called: std::source_location's file and line, from
-// the builtins both GCC and clang 14 have (clang 14 with libstdc++ has no
-// std::source_location). As a defaulted parameter, `= CallSite::current()`
-// gives the caller's place.
-struct CallSite {
-  const char* file;
-  unsigned line;
-  static constexpr CallSite current(const char* file = __builtin_FILE(), unsigned line = __builtin_LINE()) noexcept {
-    return {file, line};
-  }
-};
+namespace rune::detail {
 
 // Throws e again with "<function> called at <file>:<line>" added (function:
 // "the step of rune::scan"). Its type stays std::invalid_argument (a

@@ -1,0 +1,46 @@
+// Where a call was written: the file and line of an nx function's or a
+// construct's call in the caller's source, captured with defaulted
+// arguments (as std::source_location::current() is, from the builtins GCC
+// and clang 14 both have: clang 14 with libstdc++ has no
+// std::source_location).
+#pragma once
+
+namespace rune::detail {
+
+// As a defaulted parameter, `= CallSite::current()` gives the caller's place.
+struct CallSite {
+  const char* file = nullptr;  // null: no place
+  unsigned line = 0;
+  static constexpr CallSite current(const char* file = __builtin_FILE(), unsigned line = __builtin_LINE()) noexcept {
+    return {file, line};
+  }
+  explicit operator bool() const noexcept { return file != nullptr; }
+};
+
+}  // namespace rune::detail
+
+namespace nx::detail {
+
+// The place of the outermost nx call running on this thread (none outside
+// one). Each nx function sets it from its operand (nx::Operand) while it
+// runs; the calls a composite makes inside rune go under their caller's
+// place. Traces record it with each equation and user errors name it
+// (ops/errors.hpp).
+inline thread_local rune::detail::CallSite calling;
+
+// Makes `site` the thread's place while it lives, unless an outer call set
+// one first.
+class Calling {
+ public:
+  explicit Calling(rune::detail::CallSite site) noexcept : outer_(calling) {
+    if (!outer_) calling = site;
+  }
+  ~Calling() { calling = outer_; }
+  Calling(const Calling&) = delete;
+  Calling& operator=(const Calling&) = delete;
+
+ private:
+  rune::detail::CallSite outer_;
+};
+
+}  // namespace nx::detail
