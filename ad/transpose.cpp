@@ -94,8 +94,11 @@ std::vector<nx::Tensor> transpose(const ir::Program& linear, std::span<const nx:
   }
   for (std::size_t i = 0; i < linear.results.size(); ++i)
     if (t.linear[std::size_t(linear.results[i])]) t.contribute(linear.results[i], result_cotangents[i]);
-  for (auto eq = linear.equations.rbegin(); eq != linear.equations.rend(); ++eq)
-    if (eq->kind != ir::OpKind::constant) t.equation(*eq);
+  for (auto eq = linear.equations.rbegin(); eq != linear.equations.rend(); ++eq) {
+    if (eq->kind == ir::OpKind::constant) continue;
+    const nx::detail::Placing here(eq->site);  // (the transpose's equations are placed where the value was made)
+    t.equation(*eq);
+  }
   std::vector<nx::Tensor> out;
   for (std::size_t i = 0; i < params.size(); ++i) {
     const auto v = std::size_t(linear.params[i]);

@@ -100,8 +100,12 @@ std::span<const std::string> Program::result_names() const {
 
 // A program with names prints its header (ir/text.hpp); one without, the
 // program alone (the format of the API's "Program text").
-std::string to_string(const Program& program) {
-  return program.named() ? ir::print_with_header(program.ir(), program.names().get()) : ir::print(program.ir());
+std::string to_string(const Program& program) { return to_string(program, SourceLines::hidden); }
+
+std::string to_string(const Program& program, SourceLines lines) {
+  const bool shown = lines == SourceLines::shown;
+  return program.named() ? ir::print_with_header(program.ir(), program.names().get(), shown)
+                         : ir::print(program.ir(), shown);
 }
 
 std::ostream& operator<<(std::ostream& os, const Program& program) { return os << to_string(program); }
@@ -167,7 +171,7 @@ void save_program(const Program& program, const std::filesystem::path& file) {
   if (auto named = process_object(program.ir(), collected)) nx::ops::fail("rune::save_program", *named);
   std::ofstream out(file);
   if (!out) nx::ops::fail("rune::save_program", "cannot write " + file.string());
-  out << ir::print_with_header(program.ir(), program.names().get());
+  out << ir::print_with_header(program.ir(), program.names().get(), /*source_lines=*/true);
   if (!out) nx::ops::fail("rune::save_program", "cannot write " + file.string());
 }
 

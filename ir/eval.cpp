@@ -111,6 +111,7 @@ std::vector<nx::Tensor> evaluate(const Program& program, std::span<const nx::Ten
   for (std::size_t i = 0; i < program.params.size(); ++i) env[std::size_t(program.params[i])] = args[i];
   std::vector<nx::Tensor> in;
   for (const Equation& eq : program.equations) {
+    const nx::detail::Placing here(eq.site);
     in.clear();
     for (int v : eq.inputs) in.push_back(env[std::size_t(v)]);
     switch (eq.kind) {

@@ -46,7 +46,9 @@ std::string type_text(const TensorType& t) {
 
 // The tokens of the text. Spaces between tokens are skipped but line ends
 // are not: the format puts one equation on a line, so a line end is read
-// explicitly (end_line), and blank lines after it are skipped.
+// explicitly (end_line), and blank lines after it are skipped. A comment,
+// from `;` to the end of its line, is skipped as a space and kept by line
+// (an equation's site: `; cloth.hpp:88`).
 class Cursor {
  public:
   explicit Cursor(std::string_view text) : text_(text) { skip_blank_lines(); }
@@ -88,6 +90,15 @@ class Cursor {
   void end_line() {
     if (!at_line_end()) expected("end of line");
     skip_blank_lines();
+  }
+  int line() {
+    skip_spaces();
+    return line_;
+  }
+  // The comment of line `line`, without its `;` and spaces; empty: none.
+  std::string_view comment_on(int line) const {
+    auto found = comments_.find(line);
+    return found == comments_.end() ? std::string_view() : found->second;
   }
 
   std::int64_t integer() {
@@ -145,6 +156,7 @@ class Cursor {
   std::string_view text_;
   std::size_t pos_ = 0, line_start_ = 0;
   int line_ = 1;
+  std::unordered_map<int, std::string_view> comments_;
 
   static bool is_digit(char c) { return c >= '0' && c <= '9'; }
   static bool starts_word(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
@@ -164,6 +176,14 @@ class Cursor {
 
   void skip_spaces() {
     while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\r')) ++pos_;
+    if (pos_ < text_.size() && text_[pos_] == ';') {
+      const std::size_t end = std::min(text_.find('\n', pos_), text_.size());
+      std::string_view comment = text_.substr(pos_ + 1, end - pos_ - 1);
+      while (!comment.empty() && std::isspace(static_cast<unsigned char>(comment.front()))) comment.remove_prefix(1);
+      while (!comment.empty() && std::isspace(static_cast<unsigned char>(comment.back()))) comment.remove_suffix(1);
+      comments_[line_] = comment;
+      pos_ = end;
+    }
   }
   void skip_blank_lines() {
     while (at('\n')) {
@@ -188,6 +208,19 @@ class Cursor {
     return in_quotes(text_.substr(pos_, n));
   }
 };
+
+// The site a comment `cloth.hpp:88` gives (ir::Equation::site); none for a
+// comment of another form.
+rune::detail::CallSite source_line(std::string_view comment) {
+  const std::size_t colon = comment.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) return {};
+  unsigned line = 0;
+  const char* first = comment.data() + colon + 1;
+  const char* last = comment.data() + comment.size();
+  auto [end, error] = std::from_chars(first, last, line);
+  if (error != std::errc() || end != last || first == last) return {};
+  return {source_file(comment.substr(0, colon)), line};
+}
 
 // The list parameters, by their name in the text.
 constexpr std::pair<std::string_view, nx::Shape Params::*> list_params[] = {
@@ -435,6 +468,7 @@ class Parser {
 
   // `%a : type, ... = <form>`; each form reads through the end of its last line.
   void equation(Scope& s) {
+    const int first_line = in_.line();
     Site site;
     if (!in_.accept('=')) {
       do site.outputs.push_back(declaration());
@@ -445,6 +479,7 @@ class Parser {
     std::string_view form = in_.word("an operation");
     Equation eq;
     read_form(s, eq, site, form);
+    eq.site = source_line(in_.comment_on(first_line));
     eq.inputs = indices(site.operands);
     for (const Decl& d : site.outputs) eq.outputs.push_back(add(s, d.name, d.type));
     s.program.equations.push_back(std::move(eq));

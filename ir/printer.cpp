@@ -4,6 +4,7 @@
 #include "ir/construct.hpp"
 #include "ir/text.hpp"
 #include "ops/concrete.hpp"
+#include "ops/errors.hpp"
 
 namespace rune::ir {
 
@@ -113,6 +114,7 @@ class Printer {
   std::string out;
   ValueNumbers numbers;
   Typed typed;
+  bool source_lines = false;  // each equation's site as a comment ending its first line
 
   void program(const Program& p, int indent) {
     const Program* saved = current_;
@@ -132,9 +134,13 @@ class Printer {
  private:
   const Program* current_ = nullptr;
 
+  std::string comment_;  // for the next line: its equation's site
+
   void line(int indent, const std::string& text) {
     out.append(std::size_t(indent), ' ');
     out += text;
+    out += comment_;
+    comment_.clear();
     out += '\n';
   }
   std::string name(int v) const {
@@ -152,6 +158,7 @@ class Printer {
   }
 
   void equation(const Equation& eq, const Program& p, int indent) {
+    if (source_lines && eq.site) comment_ = "  ; " + nx::ops::describe(eq.site);
     std::string head;
     for (std::size_t i = 0; i < eq.outputs.size(); ++i) {
       if (i) head += ", ";
@@ -234,8 +241,9 @@ ValueNumbers number_values(const Program& program) {
   return numbers;
 }
 
-std::string print(const Program& program) {
+std::string print(const Program& program, bool source_lines) {
   Printer p;
+  p.source_lines = source_lines;
   p.numbers = number_values(program);
   p.typed = typed_values(program);
   p.program(program, 0);
@@ -259,7 +267,7 @@ std::string quoted(std::string_view name) {
 }
 }  // namespace
 
-std::string print_with_header(const Program& program, const Names* names) {
+std::string print_with_header(const Program& program, const Names* names, bool source_lines) {
   std::string s = "rune program " + std::to_string(text_format) + "\n";
   if (names) {
     for (std::size_t k = 0; k < program.params.size(); ++k)
@@ -267,7 +275,7 @@ std::string print_with_header(const Program& program, const Names* names) {
     for (std::size_t k = 0; k < program.results.size(); ++k)
       s += "result " + quoted(names->results[k]) + " : " + type_text(program.types[std::size_t(program.results[k])]) + "\n";
   }
-  return s + print(program);
+  return s + print(program, source_lines);
 }
 
 }  // namespace rune::ir

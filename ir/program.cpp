@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
+#include <set>
+#include <string>
 
 #include <boost/container_hash/hash.hpp>
 
@@ -43,6 +46,15 @@ bool equal(const Program& a, const Program& b) {
   for (std::size_t i = 0; i < a.equations.size(); ++i)
     if (!equal(a.equations[i], b.equations[i])) return false;
   return true;
+}
+
+const char* source_file(std::string_view name) {
+  static std::mutex mutex;
+  static auto* names = new std::set<std::string, std::less<>>;  // never freed: sites point into it
+  const std::lock_guard lock(mutex);
+  auto found = names->find(name);
+  if (found == names->end()) found = names->emplace(name).first;
+  return found->c_str();
 }
 
 std::size_t structural_hash(const Program& program) {

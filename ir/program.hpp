@@ -177,6 +177,12 @@ struct Equation {
   std::shared_ptr<const CheckCall> check;
   std::shared_ptr<const HostCall> host;
   std::shared_ptr<const CustomRule> rule;
+  // Where it was traced: the file and line of the nx call or construct that
+  // made it (none: rune made it, or a text without places). A note, as
+  // `hoisted` is: equality leaves it out, and the text shows it when asked
+  // (`; cloth.hpp:88`). The file outlives every program (a literal of the
+  // caller's, or interned by source_file).
+  rune::detail::CallSite site;
   // Moved out of a loop by the hoisting pass (ir/passes/hoist.hpp): it
   // computes a capture of the next loop of the program, whose listing says
   // so (vm/listing.hpp). A note, not part of the meaning: equality and the
@@ -199,6 +205,10 @@ struct Program {
 // Structural equality: same values, equations (constants bit for bit) and
 // sub-programs.
 bool equal(const Program& a, const Program& b);
+
+// A file name read from a text, kept for the life of the process (an
+// equation's site points at it).
+const char* source_file(std::string_view name);
 // A hash agreeing with `equal` (equal programs hash alike): the key of the
 // codes kept for eager constructs (vm/executables.hpp). It reads the types,
 // the wiring and the sub-programs; programs that differ only in a constant's

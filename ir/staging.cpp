@@ -3,6 +3,7 @@
 #include "ir/construct.hpp"
 #include "ir/passes/canonical.hpp"
 #include "ops/concrete.hpp"
+#include "ops/errors.hpp"
 #include "ops/type_checks.hpp"
 
 namespace rune::ir {
@@ -68,6 +69,7 @@ nx::Tensor StagingTrace::process(Prim p, std::span<const nx::Tensor> operands, c
   Equation eq;
   eq.prim = p;
   eq.params = params;
+  eq.site = nx::ops::equation_site();
   for (const nx::Tensor& t : operands) eq.inputs.push_back(lift(t));
   int out = program_.add_value(type);
   eq.outputs = {out};
@@ -77,6 +79,7 @@ nx::Tensor StagingTrace::process(Prim p, std::span<const nx::Tensor> operands, c
 
 std::vector<nx::Tensor> StagingTrace::process_construct(const Equation& construct, std::span<const nx::Tensor> given) {
   Equation eq = construct;  // (an equation of another program: its own values go)
+  if (!eq.site) eq.site = nx::ops::equation_site();
   eq.inputs.clear();
   eq.outputs.clear();
   for (auto& sub : eq.programs) sub = deep_copy(*sub);  // (never shared between two places of a program)

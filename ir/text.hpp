@@ -29,7 +29,9 @@
 
 namespace rune::ir {
 
-std::string print(const Program& program);
+// source_lines: each equation's site (where it was traced) as a comment
+// ending its first line, `  ; cloth.hpp:88`; the parser reads it back.
+std::string print(const Program& program, bool source_lines = false);
 
 // A saved text starts with a header: the format's version, then the path of
 // each parameter and result in the structures the program was traced from
@@ -48,7 +50,7 @@ struct Names {
   bool operator==(const Names&) const = default;
 };
 // The header (the version line, and the names where given), then the program.
-std::string print_with_header(const Program& program, const Names* names);
+std::string print_with_header(const Program& program, const Names* names, bool source_lines = false);
 
 // What a text holds: the program, and the names where its header gives them.
 struct Text {

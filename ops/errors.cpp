@@ -42,6 +42,11 @@ rune::detail::CallSite user_site() {
   return site;
 }
 
+rune::detail::CallSite equation_site() {
+  const rune::detail::CallSite site = user_site();
+  return site ? site : detail::placing;
+}
+
 std::string describe(const rune::detail::CallSite& site) {
   if (!site) return "";
   const std::string_view file = site.file;

@@ -54,6 +54,10 @@ class PlacedError : public std::invalid_argument {
 // none where rune's own sources or headers made the call (an nx function
 // that rune::jacfwd was given, called inside rune).
 rune::detail::CallSite user_site();
+// Where an equation a trace records now was written: the user's nx call,
+// else the construct being bound or the equation being replayed
+// (nx::detail::placing).
+rune::detail::CallSite equation_site();
 // "cloth.hpp:88": the file's name without its folders, and the line.
 std::string describe(const rune::detail::CallSite& site);
 

@@ -325,6 +325,12 @@ struct Code {
     std::size_t instruction = 0, loop = 0;
   };
   std::vector<Hoisted> hoisted;
+  // Per instruction, where the equation it computes was traced
+  // (ir::Equation::site; a kernel: its first equation's that has one). For
+  // the listing, stepi, the profile and the NaN hunt; shorter than
+  // `instructions` when the last have none.
+  std::vector<rune::detail::CallSite> sites;
+  rune::detail::CallSite site_of(std::size_t pc) const { return pc < sites.size() ? sites[pc] : rune::detail::CallSite{}; }
 };
 
 }  // namespace rune::vm

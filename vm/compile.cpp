@@ -299,6 +299,7 @@ class Compiler final : PlacedValues {
     in.op = scalar_op(f, eq.prim, from);
     code_.instructions.push_back(in);
     note_if_hoisted(eq.hoisted);
+    note_site(eq.site);
   }
 
   // ---- map kernels
@@ -457,6 +458,11 @@ class Compiler final : PlacedValues {
     emit_indexed(Op::map, code_.maps.size());
     note_if_hoisted(
         std::any_of(members.begin(), members.end(), [&](std::size_t i) { return p_.equations[i].hoisted; }));
+    for (std::size_t i : members)
+      if (p_.equations[i].site) {
+        note_site(p_.equations[i].site);
+        break;
+      }
   }
 
   // An instruction of side-table entry `size - 1` (the one just added).
@@ -511,6 +517,7 @@ class Compiler final : PlacedValues {
     in.aux = std::int32_t(code_.calls.size() - 1);
     code_.instructions.push_back(in);
     note_if_hoisted(eq.hoisted);
+    note_site(eq.site);
     for (std::size_t k = 0; k < eq.outputs.size(); ++k)
       if (home(eq.outputs[k]).scalar) emit_load(eq.outputs[k], call.outputs[k]);
   }
@@ -537,6 +544,7 @@ class Compiler final : PlacedValues {
     }
     code_.scans.push_back(std::move(scan));
     emit_indexed(Op::scan, code_.scans.size());
+    note_site(eq.site);
     hoisted_for_this_loop();
   }
 
@@ -556,6 +564,7 @@ class Compiler final : PlacedValues {
     for (int v : eq.outputs) invoke.outputs.push_back(home(v));
     code_.invokes.push_back(std::move(invoke));
     emit_indexed(op, code_.invokes.size());
+    note_site(eq.site);
     if (op == Op::iterate) hoisted_for_this_loop();
   }
 
@@ -564,6 +573,12 @@ class Compiler final : PlacedValues {
   // the last loop are the next loop's.
   void note_if_hoisted(bool hoisted) {
     if (hoisted) hoisted_pending_.push_back(code_.instructions.size() - 1);
+  }
+  // Code::sites: the instruction just emitted computes an equation traced there.
+  void note_site(rune::detail::CallSite site) {
+    if (!site) return;
+    code_.sites.resize(code_.instructions.size());
+    code_.sites.back() = site;
   }
   void hoisted_for_this_loop() {
     for (std::size_t pc : hoisted_pending_) code_.hoisted.push_back({pc, code_.instructions.size() - 1});

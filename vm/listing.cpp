@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "ir/eval.hpp"
+#include "ops/errors.hpp"
 #include "rune/nx.hpp"
 #include "vm/operands.hpp"
 
@@ -116,6 +117,11 @@ std::string hoisted_text(const Code& code, std::size_t pc) {
 
 }  // namespace
 
+std::string site_text(const Code& code, std::size_t pc) {
+  const rune::detail::CallSite site = code.site_of(pc);
+  return site ? "  ; " + nx::ops::describe(site) : "";
+}
+
 std::string instruction_text(const Code& code, const Instruction& in) {
   std::string name(info(in.op).name);
   name.resize(std::max<std::size_t>(name.size(), 10), ' ');
@@ -169,7 +175,7 @@ std::string trace_line(const Code& code, const Instruction& in, const Frame& fra
   return out;
 }
 
-std::string listing(const Code& code) {
+std::string listing(const Code& code, bool source_lines) {
   std::string out = "bytecode: " + std::to_string(code.scalars.size()) + " scalar registers, " +
                     std::to_string(code.tensors.size()) + " tensor registers\n";
   out += "  params  " + joined(code.params) + "\n  results " + joined(code.results) + "\n";
@@ -182,6 +188,7 @@ std::string listing(const Code& code) {
     out += at + "  " + instruction_text(code, in);
     if (in.op == Op::call) out += buffer_text({}, code.calls[std::size_t(in.aux)].recycled);
     out += hoisted_text(code, pc);
+    if (source_lines) out += site_text(code, pc);
     out += "\n";
   }
   for (std::size_t k = 0; k < code.maps.size(); ++k) {
@@ -197,14 +204,14 @@ std::string listing(const Code& code) {
     const ScanOp& s = code.scans[k];
     out += "scan " + std::to_string(k) + ": " + std::to_string(s.info.length) + " rows, carry " +
            std::to_string(s.info.carry_count) + ", xs " + std::to_string(s.info.xs_count) + "; its step" +
-           (s.native->promoted() ? " (promoted to machine code)" : "") + ":\n" + indented(listing(*s.step), "  ");
+           (s.native->promoted() ? " (promoted to machine code)" : "") + ":\n" + indented(listing(*s.step, source_lines), "  ");
   }
   for (std::size_t k = 0; k < code.invokes.size(); ++k) {
     const Invoke& i = code.invokes[k];
     const std::string word(ir::entry_point(*i.equation));
     for (std::size_t c = 0; c < i.codes.size(); ++c)
       out += "invoke " + std::to_string(k) + " (" + word + "), program " + std::to_string(c) +
-             (i.native->promoted() ? " (promoted to machine code)" : "") + ":\n" + indented(listing(*i.codes[c]), "  ");
+             (i.native->promoted() ? " (promoted to machine code)" : "") + ":\n" + indented(listing(*i.codes[c], source_lines), "  ");
   }
   return out;
 }

@@ -11,9 +11,15 @@
 namespace rune::vm {
 
 // The whole code: its registers' use, its instructions (those computing a
-// value hoisted out of a loop marked "; hoisted from scan 0"), then its map
-// kernels and the steps of its scans, indented.
-std::string listing(const Code& code);
+// value hoisted out of a loop marked "; hoisted from scan 0"; with
+// source_lines, each marked with where its equation was traced,
+// "; cloth.hpp:88"), then its map kernels and the steps of its scans,
+// indented.
+std::string listing(const Code& code, bool source_lines = false);
+
+// "  ; cloth.hpp:88": where the equation of instruction pc was traced; empty
+// when unknown.
+std::string site_text(const Code& code, std::size_t pc);
 
 // The scans of a code and of its sub-codes with what the machine-code tier
 // made of each, or will make once it has run enough, or why it leaves it

@@ -73,6 +73,7 @@ auto cond(const nx::Tensor& pred, Then then_fn, Else else_fn,
   if (auto difference =
           first_difference(else_result, then_result, "in the else branch's result", "in the then branch's"))
     detail::branch_results_differ("rune::cond", *difference);
+  const nx::detail::Placing here(where);  // (the construct's equation is placed at its call)
   std::vector<nx::Tensor> outs = detail::bind_cond("rune::cond", index, branches);
   return rebuild(then_result, std::span<const nx::Tensor>(outs));
 }
@@ -101,6 +102,7 @@ R switch_(const nx::Tensor& index, std::vector<std::function<R()>> branches,
                                            "in branch 0's"))
       detail::branch_results_differ("rune::switch_", *difference);
   }
+  const nx::detail::Placing here(where);  // (the construct's equation is placed at its call)
   std::vector<nx::Tensor> outs = detail::bind_cond("rune::switch_", clamped, traced);
   return rebuild(results[0], std::span<const nx::Tensor>(outs));
 }

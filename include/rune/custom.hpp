@@ -107,6 +107,7 @@ template <class Rule, class P> auto call_custom(const Rule& rule, const P& p, bo
   if (!tracing(in)) return run_located(rule, p, reverse, where).first;
   using Q = std::decay_t<decltype(rule(p).first)>;
   auto typed = std::make_shared<TypedRule<Rule, P, Q>>(rule, p, reverse, where);
+  const nx::detail::Placing here(where);  // (the construct's equation is placed at its call)
   std::vector<nx::Tensor> out = bind_custom(typed, in);
   return typed->output(out);
 }

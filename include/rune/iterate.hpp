@@ -62,6 +62,7 @@ C iterate(std::int64_t max, Until until, F f, const C& init,
   std::vector<nx::Tensor> inputs = init_leaves;
   inputs.insert(inputs.end(), until_staging.captures().begin(), until_staging.captures().end());
   inputs.insert(inputs.end(), step_staging.captures().begin(), step_staging.captures().end());
+  const nx::detail::Placing here(where);  // (the construct's equation is placed at its call)
   std::vector<nx::Tensor> outs = detail::bind_iterate(until_program, step_program, max, int(init_leaves.size()),
                                                       int(until_staging.captures().size()), inputs);
   return rebuild(init, std::span<const nx::Tensor>(outs));

@@ -64,6 +64,12 @@ class Program {
 };
 
 std::string to_string(const Program& program);
+// Whether the text shows where each equation was traced: the file and line
+// of the nx call or construct that made it, as a comment ending the
+// equation's first line (`  ; cloth.hpp:88`). to_string(program) and << hide
+// them; save_program writes them; parse_program reads them back.
+enum class SourceLines { hidden, shown };
+std::string to_string(const Program& program, SourceLines lines);
 std::ostream& operator<<(std::ostream& os, const Program& program);
 Program parse_program(std::string_view text);
 Program load_program(const std::filesystem::path& file);

@@ -37,6 +37,7 @@ template <class F> class Rematerialized {
     auto program = staging.finish(result_leaves("rune::remat", result));
     std::vector<nx::Tensor> inputs = in;
     inputs.insert(inputs.end(), staging.captures().begin(), staging.captures().end());
+    const nx::detail::Placing here(where_);  // (the construct's equation is placed at its call)
     std::vector<nx::Tensor> out = detail::bind_remat(program, inputs);
     return rebuild(result, std::span<const nx::Tensor>(out));
   }

@@ -54,6 +54,7 @@ auto solved_root(Residual& residual, Solve& solve, LS* ls, const CallSite& where
   }
   std::vector<nx::Tensor> inputs = point;
   inputs.insert(inputs.end(), staging.captures().begin(), staging.captures().end());
+  const nx::detail::Placing here(where);  // (the construct's equation is placed at its call)
   std::vector<nx::Tensor> out = bind_root(program, solver, int(point.size()), inputs);
   return rebuild(x, std::span<const nx::Tensor>(out));
 }

@@ -59,6 +59,7 @@ auto staged_scan(const C& init, const std::vector<nx::Tensor>& xs_leaves, std::i
     std::vector<nx::Tensor> inputs = init_leaves;
     inputs.insert(inputs.end(), xs_leaves.begin(), xs_leaves.end());
     inputs.insert(inputs.end(), staging.captures().begin(), staging.captures().end());
+    const nx::detail::Placing here(where);  // (the construct's equation is placed at its call)
     std::vector<nx::Tensor> outs =
         detail::bind_scan(program, length, int(init_leaves.size()), int(xs_leaves.size()), inputs);
     std::span<const nx::Tensor> all(outs);

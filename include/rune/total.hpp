@@ -59,6 +59,7 @@ auto collect(const Total& t, const nx::Tensor& zero, F f, detail::CallSite where
   auto body = staging.finish(result_leaves("rune::collect", result));
   std::vector<nx::Tensor> inputs{zero};
   inputs.insert(inputs.end(), staging.captures().begin(), staging.captures().end());
+  const nx::detail::Placing here(where);  // (the construct's equation is placed at its call)
   std::vector<nx::Tensor> out = detail::bind_collect(t.id(), body, inputs);
   const nx::Tensor total = out.back();
   out.pop_back();

@@ -238,6 +238,7 @@ class Rewriting {
   Program run() {
     for (std::size_t i = 0; i < in_.equations.size(); ++i) {
       const Equation& eq = in_.equations[i];
+      site_ = eq.site;
       if (eq.kind == OpKind::constant) constant(eq);
       else if (a_.on_parts[i]) on_parts(eq);
       else if (is_loop(eq)) loop(eq);
@@ -255,6 +256,8 @@ class Rewriting {
   }
 
  private:
+  rune::detail::CallSite site_;  // of the equation being split: its parts are placed there
+
   const TensorType& type(int v) const { return in_.types[std::size_t(v)]; }
   std::int64_t numel(int v) const { return nx::numel(type(v).shape); }
 
@@ -262,6 +265,7 @@ class Rewriting {
     Equation eq;
     eq.prim = prim;
     eq.params = params;
+    eq.site = site_;
     eq.inputs = std::move(inputs);
     eq.outputs = {output >= 0 ? output : out_.add_value(type)};
     out_.equations.push_back(std::move(eq));

@@ -19,7 +19,8 @@ bool is_construct(vm::Op op) {
 
 // What `in` ran as, as the debugger shows it.
 Executed executed(const vm::Code& code, const vm::Instruction& in, const vm::Frame& frame, std::string where) {
-  Executed e{std::size_t(&in - code.instructions.data()), vm::instruction_text(code, in), {}, std::move(where)};
+  const std::size_t pc = std::size_t(&in - code.instructions.data());
+  Executed e{pc, vm::instruction_text(code, in) + vm::site_text(code, pc), {}, std::move(where)};
   for (vm::Location at : vm::writes(code, in)) {
     std::string text = vm::register_text(code, frame, at);
     const nx::Tensor value = vm::read(code, frame, at);

@@ -211,7 +211,7 @@ void Session::load(const std::string& args) {
   param_paths_.assign(loaded.param_names().begin(), loaded.param_names().end());
   result_paths_.assign(loaded.result_names().begin(), loaded.result_names().end());
   names_ = std::make_unique<Names>(*program_);
-  listing_ = std::make_unique<Listing>(rune::to_string(loaded), *program_, *names_);
+  listing_ = std::make_unique<Listing>(rune::to_string(loaded, SourceLines::shown), *program_, *names_);
   breakpoints_.clear();
   run_.reset();
   code_.reset();
@@ -316,7 +316,7 @@ Stepper& Session::require_unfinished() const {
 
 void Session::bytecode(const std::string& args) {
   no_arguments("bytecode", args);
-  out_ << vm::listing(*code());
+  out_ << vm::listing(*code(), /*source_lines=*/true);
 }
 
 void Session::native(const std::string& args) {

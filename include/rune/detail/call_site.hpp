@@ -43,4 +43,27 @@ class Calling {
   rune::detail::CallSite outer_;
 };
 
+// The place of the construct being bound or the equation being replayed on
+// this thread (none outside one): a construct's equation is placed at its
+// call, and an equation replayed under a transformation (a sub-program
+// evaluated by a construct's rule, a transpose) keeps the place it was
+// traced at. It places what a trace records where no user's nx call does
+// (ops::equation_site), and no error.
+inline thread_local rune::detail::CallSite placing;
+
+// Makes `site`, when it is one, the thread's `placing` while it lives (the
+// innermost wins).
+class Placing {
+ public:
+  explicit Placing(rune::detail::CallSite site) noexcept : outer_(placing) {
+    if (site) placing = site;
+  }
+  ~Placing() { placing = outer_; }
+  Placing(const Placing&) = delete;
+  Placing& operator=(const Placing&) = delete;
+
+ private:
+  rune::detail::CallSite outer_;
+};
+
 }  // namespace nx::detail
