@@ -4,6 +4,7 @@
 #include <complex>
 #include <vector>
 
+#include "ops/errors.hpp"
 #include "rune/nx.hpp"
 
 namespace nx::ops {
@@ -42,14 +43,15 @@ std::int64_t first_made_non_finite(std::span<const Tensor> operands, const Tenso
   return at;
 }
 
-void raise_non_finite(std::string_view what, const Tensor& value, std::int64_t element) {
-  throw NonFiniteError("rune::debug_nans: " + std::string(what) + " made " + element_text(value, element) +
+void raise_non_finite(std::string_view what, const Tensor& value, std::int64_t element, rune::detail::CallSite site) {
+  const std::string at = site ? " at " + describe(site) : "";
+  throw NonFiniteError("rune::debug_nans: " + std::string(what) + at + " made " + element_text(value, element) +
                        " from finite operands (element " + std::to_string(element) + " of its " +
                        std::string(name(value.dtype())) + " " + nx::to_string(value.shape()) + " result)");
 }
 
 void check_made_finite(std::string_view api, std::span<const Tensor> operands, const Tensor& result) {
-  if (const std::int64_t at = first_made_non_finite(operands, result); at >= 0) raise_non_finite(api, result, at);
+  if (const std::int64_t at = first_made_non_finite(operands, result); at >= 0) raise_non_finite(api, result, at, user_site());
 }
 
 void rethrow_non_finite(const NonFiniteError& e, const std::string& where) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "rune/detail/call_site.hpp"
 #include "rune/tensor.hpp"
 
 namespace nx::ops {
@@ -33,9 +34,11 @@ std::int64_t first_non_finite(const Tensor& t);
 // did not: the first such element's index, else -1.
 std::int64_t first_made_non_finite(std::span<const Tensor> operands, const Tensor& value);
 
-// Throws the hunt's error: "rune::debug_nans: <what> made nan from finite
-// operands (element 3 of its float64 [5] result)".
-[[noreturn]] void raise_non_finite(std::string_view what, const Tensor& value, std::int64_t element);
+// Throws the hunt's error: "rune::debug_nans: <what> at <site> made nan from
+// finite operands (element 3 of its float64 [5] result)" (site: where the
+// primitive was called, "cloth.hpp:88"; left out when unknown).
+[[noreturn]] void raise_non_finite(std::string_view what, const Tensor& value, std::int64_t element,
+                                   rune::detail::CallSite site);
 
 // The eager check of primitive `api`'s result.
 void check_made_finite(std::string_view api, std::span<const Tensor> operands, const Tensor& result);

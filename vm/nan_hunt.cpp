@@ -74,7 +74,8 @@ class NanHunter final : public Observer {
     for (Location at : writes(code, in)) {
       const nx::Tensor value = read(code, frame, at);
       if (const std::int64_t element = value.defined() ? nx::ops::first_non_finite(value) : -1; element >= 0)
-        nx::ops::raise_non_finite(maker(code, in), value, element);
+        nx::ops::raise_non_finite(maker(code, in), value, element,
+                                  code.site_of(std::size_t(&in - code.instructions.data())));
     }
   }
 

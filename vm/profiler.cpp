@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "ops/concrete.hpp"
+#include "ops/errors.hpp"
 #include "vm/listing.hpp"
 #include "vm/operands.hpp"
 
@@ -75,7 +76,10 @@ std::size_t Profiler::line_of(const Code& code, const Instruction& in) {
   const Running* outer = innermost();
   std::lock_guard lock(mutex_);
   const auto [at, added] = lines_by_instruction_.try_emplace({&code, pc}, lines_.size());
-  if (added) lines_.push_back({.instruction = described(code, in), .within = outer ? int(outer->line) : -1});
+  if (added)
+    lines_.push_back({.instruction = described(code, in),
+                      .within = outer ? int(outer->line) : -1,
+                      .source = nx::ops::describe(code.site_of(pc))});
   return at->second;
 }
 
@@ -160,7 +164,8 @@ std::string Profile::table() const {
     std::snprintf(row, sizeof row, "%3zu %11s %5.1f%% %11" PRId64 " %12s %10s  ", k,
                   vm::seconds_text(l.seconds).c_str(), all > 0 ? 100 * l.seconds / all : 0., l.calls,
                   vm::seconds_text(l.total_seconds).c_str(), vm::bytes_text(l.bytes).c_str());
-    out += row + l.instruction + (l.within >= 0 ? "  (in #" + std::to_string(l.within) + ")" : "") + "\n";
+    out += row + l.instruction + (l.within >= 0 ? "  (in #" + std::to_string(l.within) + ")" : "") +
+           (l.source.empty() ? "" : "  ; " + l.source) + "\n";
   }
   return out + "total " + vm::seconds_text(all) + " in " + std::to_string(lines.size()) +
          (lines.size() == 1 ? " instruction\n" : " instructions\n");

@@ -19,6 +19,7 @@ namespace rune {
 struct ProfileLine {
   std::string instruction;   // as rune::bytecode lists it (a map kernel with its shape and steps)
   int within = -1;           // the line of the instruction it ran inside (a scan, a cond), or -1
+  std::string source;        // where its equation was traced, "cloth.hpp:88" (empty: unknown)
   std::int64_t calls = 0;
   double seconds = 0;        // its own time: not what ran inside it
   double total_seconds = 0;  // with what ran inside it
@@ -28,7 +29,8 @@ struct ProfileLine {
 struct Profile {
   std::vector<ProfileLine> lines;  // the most time (seconds) first
   double seconds() const;          // the lines' own times summed
-  // A table: one line per instruction, the most time first, with its share.
+  // A table: one line per instruction, the most time first, with its share
+  // (and its source line after `;`).
   std::string table() const;
 };
 std::ostream& operator<<(std::ostream& out, const Profile& profile);
