@@ -1,5 +1,6 @@
 #include "batch/batch_trace.hpp"
 
+#include <optional>
 #include <utility>
 
 #include <boost/container/small_vector.hpp>
@@ -10,6 +11,7 @@
 #include "ops/concrete.hpp"
 #include "ops/derivatives.hpp"
 #include "ops/errors.hpp"
+#include "ops/nan_hunt.hpp"
 #include "rune/nx.hpp"
 
 namespace rune::batch {
@@ -113,14 +115,22 @@ nx::Tensor BatchTrace::process(ir::Prim p, std::span<const nx::Tensor> operands,
   for (std::size_t i = 0; i < operands.size(); ++i) values.push_back(lanes_of(operands[i], &batched[i]));
   const auto& rules = nx::ops::rules(p);
   const std::string_view api = nx::ops::info(p).api;
+  // Hunting NaNs, the rule's primitives go unchecked and the result is
+  // checked by lane below, to name the lane (of the outermost map, whose
+  // values are concrete, when maps nest).
+  const bool hunting = nx::ops::nan_hunt.load(std::memory_order_relaxed);
+  std::optional<nx::ops::NanHuntByLane> by_lane;
+  if (hunting) by_lane.emplace();
   nx::Tensor out = nx::ops::call_rule("batching", api, [&] {
     return rules.batch(p, values, std::span<const bool>(batched.data(), batched.size()), params, lanes_);
   });
+  by_lane.reset();
   nx::Shape want = type.shape;
   want.insert(want.begin(), lanes_);
   if (out.shape() != want || out.dtype() != type.dtype)
     nx::ops::internal_error("the batching rule of " + std::string(api),
                             "gave " + nx::ops::describe(out) + " for lanes of " + nx::ops::to_string(type));
+  if (hunting && !out.is_traced() && lanes_ > 0) nx::ops::check_lanes_made_finite(api, values, out);
   return wrap(out);
 }
 

@@ -54,6 +54,18 @@ void check_made_finite(std::string_view api, std::span<const Tensor> operands, c
   if (const std::int64_t at = first_made_non_finite(operands, result); at >= 0) raise_non_finite(api, result, at, user_site());
 }
 
+void check_lanes_made_finite(std::string_view api, std::span<const Tensor> operands, const Tensor& result) {
+  const std::int64_t at = first_made_non_finite(operands, result);
+  if (at < 0) return;
+  const std::int64_t per_lane = result.numel() / result.shape()[0];
+  const std::int64_t lane = at / per_lane;
+  try {
+    raise_non_finite(api, nx::get(result, lane), at % per_lane, user_site());
+  } catch (const NonFiniteError& e) {
+    rethrow_non_finite(e, "in lane " + std::to_string(lane) + " of rune::vmap");
+  }
+}
+
 void rethrow_non_finite(const NonFiniteError& e, const std::string& where) {
   throw NonFiniteError(std::string(e.what()) + ", " + where);
 }

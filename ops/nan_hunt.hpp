@@ -24,7 +24,23 @@ class NonFiniteError : public std::runtime_error {
 };
 
 inline std::atomic<bool> nan_hunt{false};
-inline bool hunting_nans() { return nan_hunt.load(std::memory_order_relaxed); }
+// Set while a map checks its lanes' results itself (NanHuntByLane).
+inline thread_local bool nan_hunt_by_lane = false;
+inline bool hunting_nans() { return nan_hunt.load(std::memory_order_relaxed) && !nan_hunt_by_lane; }
+
+// While it lives, the primitives this thread runs are not checked one by
+// one: the map running them checks its result by lane
+// (check_lanes_made_finite), to name the lane.
+class NanHuntByLane {
+ public:
+  NanHuntByLane() noexcept : outer_(nan_hunt_by_lane) { nan_hunt_by_lane = true; }
+  ~NanHuntByLane() { nan_hunt_by_lane = outer_; }
+  NanHuntByLane(const NanHuntByLane&) = delete;
+  NanHuntByLane& operator=(const NanHuntByLane&) = delete;
+
+ private:
+  bool outer_;
+};
 
 // The index of t's first element that is a NaN or an infinity, or -1
 // (integers and booleans are always finite).
@@ -42,6 +58,9 @@ std::int64_t first_made_non_finite(std::span<const Tensor> operands, const Tenso
 
 // The eager check of primitive `api`'s result.
 void check_made_finite(std::string_view api, std::span<const Tensor> operands, const Tensor& result);
+// The same of a map's result, lanes along axis 0: "..., in lane 2 of
+// rune::vmap", the element counted in the lane's value.
+void check_lanes_made_finite(std::string_view api, std::span<const Tensor> operands, const Tensor& result);
 
 // e again, with ", <where>" added ("in row 612 of a scan").
 [[noreturn]] void rethrow_non_finite(const NonFiniteError& e, const std::string& where);

@@ -215,3 +215,18 @@ TEST_CASE("the profiler and the NaN hunt together: the hunt's error leaves the p
     CHECK(line.within < int(p.lines.size()));
   }
 }
+
+TEST_CASE("debug_nans: under rune::vmap the lane that made it is named") {
+  Hunting hunting;
+  const int line = __LINE__ + 1;
+  auto f = [](const Tensor& x) { return nx::log(x) * 2.; };
+  const Tensor xs = test::f64({3, 2}, {1, 2, 3, 4, 0, 5});
+  const std::string made = "rune::debug_nans: nx::log at test_debugging.cpp:" + std::to_string(line) +
+                           " made -inf from finite operands (element 0 of its float64 [2] result), in lane 2 of "
+                           "rune::vmap";
+  CHECK_THROWS_WITH(rune::vmap(f)(xs), made);
+  // Nested maps: the lane of the outer one, the element in its value.
+  CHECK_THROWS_WITH(rune::vmap(rune::vmap(f))(xs), made);
+  // Finite lanes pass.
+  CHECK(rune::vmap(f)(test::f64({2, 2}, {1, 2, 3, 4})).shape() == nx::Shape{2, 2});
+}
