@@ -37,9 +37,9 @@ PlacedError::PlacedError(const std::string& message, const std::string& place)
       place_(place) {}
 
 rune::detail::CallSite user_site() {
-  const rune::detail::CallSite site = detail::calling;
-  if (!site || own_source(site.file)) return {};
-  return site;
+  const rune::detail::CallSite* site = detail::calling;
+  if (!site || !*site || own_source(site->file)) return {};
+  return *site;
 }
 
 rune::detail::CallSite equation_site() {

@@ -129,7 +129,7 @@ class Operands {
   Operands(std::initializer_list<Tensor> ts, rune::detail::CallSite site = rune::detail::CallSite::current())
       : listed_(ts), tensors_(listed_), site_(site) {}
   operator const std::vector<Tensor>&() const noexcept { return tensors_; }
-  rune::detail::CallSite site() const noexcept { return site_; }
+  const rune::detail::CallSite& site() const noexcept { return site_; }
 
  private:
   std::vector<Tensor> listed_;

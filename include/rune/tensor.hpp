@@ -147,7 +147,7 @@ class Operand {
       : tensor_(t), site_(site) {}
   operator const Tensor&() const noexcept { return tensor_; }
   const Tensor& tensor() const noexcept { return tensor_; }
-  rune::detail::CallSite site() const noexcept { return site_; }
+  const rune::detail::CallSite& site() const noexcept { return site_; }
   // The tensor's own (so the functions taking one read as with a Tensor).
   DType dtype() const { return tensor_.dtype(); }
   const Shape& shape() const { return tensor_.shape(); }
@@ -169,7 +169,7 @@ class Assigned {
   Assigned(Tensor& t, rune::detail::CallSite site = rune::detail::CallSite::current()) noexcept
       : tensor_(t), site_(site) {}
   Tensor& tensor() const noexcept { return tensor_; }
-  rune::detail::CallSite site() const noexcept { return site_; }
+  const rune::detail::CallSite& site() const noexcept { return site_; }
 
  private:
   Tensor& tensor_;

@@ -21,26 +21,27 @@ struct CallSite {
 
 namespace nx::detail {
 
-// The place of the outermost nx call running on this thread (none outside
-// one). Each nx function sets it from its operand (nx::Operand) while it
-// runs; the calls a composite makes inside rune go under their caller's
-// place. Traces record it with each equation and user errors name it
-// (ops/errors.hpp).
-inline thread_local rune::detail::CallSite calling;
+// The place of the outermost nx call running on this thread (null outside
+// one): the operand of the call (nx::Operand), which outlives it. Each nx
+// function sets it from its operand while it runs; the calls a composite
+// makes inside rune go under their caller's place. Traces record it with
+// each equation and user errors name it (ops/errors.hpp). (A pointer: one
+// word to save and restore, on every eager call.)
+inline thread_local const rune::detail::CallSite* calling = nullptr;
 
 // Makes `site` the thread's place while it lives, unless an outer call set
-// one first.
+// one first. `site` outlives it.
 class Calling {
  public:
-  explicit Calling(rune::detail::CallSite site) noexcept : outer_(calling) {
-    if (!outer_) calling = site;
+  explicit Calling(const rune::detail::CallSite& site) noexcept : outer_(calling) {
+    if (!outer_) calling = &site;
   }
   ~Calling() { calling = outer_; }
   Calling(const Calling&) = delete;
   Calling& operator=(const Calling&) = delete;
 
  private:
-  rune::detail::CallSite outer_;
+  const rune::detail::CallSite* outer_;
 };
 
 // The place of the construct being bound or the equation being replayed on
