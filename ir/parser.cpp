@@ -219,7 +219,8 @@ rune::detail::CallSite source_line(std::string_view comment) {
   const char* last = comment.data() + comment.size();
   auto [end, error] = std::from_chars(first, last, line);
   if (error != std::errc() || end != last || first == last) return {};
-  return {source_file(comment.substr(0, colon)), line};
+  const char* file = source_file(comment.substr(0, colon));
+  return file ? rune::detail::CallSite{file, line} : rune::detail::CallSite{};
 }
 
 // The list parameters, by their name in the text.

@@ -49,12 +49,16 @@ bool equal(const Program& a, const Program& b) {
 }
 
 const char* source_file(std::string_view name) {
+  // (bounded: texts read from untrusted files cannot make the process keep
+  // names without end; a name past the bound is no place)
+  constexpr std::size_t most_names = 4096, longest_name = 4096;
   static std::mutex mutex;
   static auto* names = new std::set<std::string, std::less<>>;  // never freed: sites point into it
   const std::lock_guard lock(mutex);
   auto found = names->find(name);
-  if (found == names->end()) found = names->emplace(name).first;
-  return found->c_str();
+  if (found != names->end()) return found->c_str();
+  if (names->size() >= most_names || name.size() > longest_name) return nullptr;
+  return names->emplace(name).first->c_str();
 }
 
 std::size_t structural_hash(const Program& program) {

@@ -207,7 +207,8 @@ struct Program {
 bool equal(const Program& a, const Program& b);
 
 // A file name read from a text, kept for the life of the process (an
-// equation's site points at it).
+// equation's site points at it); null past 4,096 distinct names or for a
+// name longer than 4,096 characters.
 const char* source_file(std::string_view name);
 // A hash agreeing with `equal` (equal programs hash alike): the key of the
 // codes kept for eager constructs (vm/executables.hpp). It reads the types,

@@ -95,6 +95,11 @@ TEST_CASE("the parser reads a comment of another form as a comment") {
       "    with x0 = %1\n"
       "  return %2\n");
   CHECK(sites(p) == std::vector<std::string>{"", "game.cpp:12"});
+  // A name longer than rune keeps is no place (the text still reads).
+  const std::string long_name(5000, 'a');
+  const rune::Program q = rune::parse_program("program (%0)\n  %1 : float64 [2] at CPU = Map [neg(x0)] (x0: float64 [2] at "
+                                              "CPU)  ; " + long_name + ".cpp:3\n    with x0 = %0\n  return %1\n");
+  CHECK(sites(q) == std::vector<std::string>{""});
 }
 
 TEST_CASE("a construct is placed at its call, its step's equations at theirs, a derivative's where its value was made") {
