@@ -1,6 +1,5 @@
 #include "batch/batch_trace.hpp"
 
-#include <optional>
 #include <utility>
 
 #include <boost/container/small_vector.hpp>
@@ -119,12 +118,10 @@ nx::Tensor BatchTrace::process(ir::Prim p, std::span<const nx::Tensor> operands,
   // checked by lane below, to name the lane (of the outermost map, whose
   // values are concrete, when maps nest).
   const bool hunting = nx::ops::nan_hunt.load(std::memory_order_relaxed);
-  std::optional<nx::ops::NanHuntByLane> by_lane;
-  if (hunting) by_lane.emplace();
+  const nx::ops::NanHuntByLane by_lane(hunting);
   nx::Tensor out = nx::ops::call_rule("batching", api, [&] {
     return rules.batch(p, values, std::span<const bool>(batched.data(), batched.size()), params, lanes_);
   });
-  by_lane.reset();
   nx::Shape want = type.shape;
   want.insert(want.begin(), lanes_);
   if (out.shape() != want || out.dtype() != type.dtype)

@@ -20,7 +20,10 @@ Shape kept_shape(const Shape& in, const Axes& axes) {
   return out;
 }
 
-Tensor reduce(Prim p, const Tensor& t, const Axes& axes, bool keepdims) {
+// The body of max, min, all and any (and of sum and prod, through
+// accumulate): placed at their call.
+Tensor reduce(Prim p, const Operand& t, const Axes& axes, bool keepdims) {
+  const detail::Calling here(t.site());
   const std::string_view api = ops::info(p).api;
   check_defined(api, t);
   ops::Params params;
@@ -46,13 +49,14 @@ DType accumulation_dtype(DType d) {
 }
 
 // sum or prod of t cast to `dtype` (its default: accumulation_dtype).
-Tensor accumulate(Prim p, const Tensor& t, const Axes& axes, bool keepdims, std::optional<DType> dtype) {
+Tensor accumulate(Prim p, const Operand& t, const Axes& axes, bool keepdims, std::optional<DType> dtype) {
+  const detail::Calling here(t.site());
   const std::string_view api = ops::info(p).api;
   check_defined(api, t);
   const DType target = dtype.value_or(accumulation_dtype(t.dtype()));
   ops::check_accepts(api, p, target, "dtype=" + std::string(name(target)));
   const Axes reduced = ops::normalize_axes(api, axes, t);  // (t's axes named in errors, not the cast's)
-  return reduce(p, target == t.dtype() ? t : cast(t, target), reduced, keepdims);
+  return reduce(p, target == t.dtype() ? t.tensor() : cast(t, target), reduced, keepdims);
 }
 
 // 16-bit floats computed in float32 and rounded once at the end, as
@@ -64,29 +68,15 @@ template <class F> Tensor in_float32(const Tensor& t, F f) {
 }  // namespace
 
 Tensor sum(Operand t, const Axes& axes, bool keepdims, std::optional<DType> dtype) {
-  const detail::Calling here(t.site());
   return accumulate(Prim::reduce_sum, t, axes, keepdims, dtype);
 }
 Tensor prod(Operand t, const Axes& axes, bool keepdims, std::optional<DType> dtype) {
-  const detail::Calling here(t.site());
   return accumulate(Prim::reduce_prod, t, axes, keepdims, dtype);
 }
-Tensor max(Operand t, const Axes& axes, bool keepdims) {
-  const detail::Calling here(t.site());
-  return reduce(Prim::reduce_max, t, axes, keepdims);
-}
-Tensor min(Operand t, const Axes& axes, bool keepdims) {
-  const detail::Calling here(t.site());
-  return reduce(Prim::reduce_min, t, axes, keepdims);
-}
-Tensor all(Operand t, const Axes& axes, bool keepdims) {
-  const detail::Calling here(t.site());
-  return reduce(Prim::reduce_and, t, axes, keepdims);
-}
-Tensor any(Operand t, const Axes& axes, bool keepdims) {
-  const detail::Calling here(t.site());
-  return reduce(Prim::reduce_or, t, axes, keepdims);
-}
+Tensor max(Operand t, const Axes& axes, bool keepdims) { return reduce(Prim::reduce_max, t, axes, keepdims); }
+Tensor min(Operand t, const Axes& axes, bool keepdims) { return reduce(Prim::reduce_min, t, axes, keepdims); }
+Tensor all(Operand t, const Axes& axes, bool keepdims) { return reduce(Prim::reduce_and, t, axes, keepdims); }
+Tensor any(Operand t, const Axes& axes, bool keepdims) { return reduce(Prim::reduce_or, t, axes, keepdims); }
 
 Tensor mean(Operand t, const Axes& axes, bool keepdims) {
   const detail::Calling here(t.site());

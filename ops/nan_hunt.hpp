@@ -28,12 +28,12 @@ inline std::atomic<bool> nan_hunt{false};
 inline thread_local bool nan_hunt_by_lane = false;
 inline bool hunting_nans() { return nan_hunt.load(std::memory_order_relaxed) && !nan_hunt_by_lane; }
 
-// While it lives, the primitives this thread runs are not checked one by
-// one: the map running them checks its result by lane
+// While it lives (when `by_lane`), the primitives this thread runs are not
+// checked one by one: the map running them checks its result by lane
 // (check_lanes_made_finite), to name the lane.
 class NanHuntByLane {
  public:
-  NanHuntByLane() noexcept : outer_(nan_hunt_by_lane) { nan_hunt_by_lane = true; }
+  explicit NanHuntByLane(bool by_lane) noexcept : outer_(nan_hunt_by_lane) { nan_hunt_by_lane = outer_ || by_lane; }
   ~NanHuntByLane() { nan_hunt_by_lane = outer_; }
   NanHuntByLane(const NanHuntByLane&) = delete;
   NanHuntByLane& operator=(const NanHuntByLane&) = delete;

@@ -294,7 +294,9 @@ TEST_CASE("an error in a custom rule, its tangent map or its pullback says where
   const Tensor x = f64({2}, {1, 2});
   const Tensor three = nx::ones(nx::float64, {3});
   // (the failing call and the construct are written on one line)
-  auto broadcast = [](int line) { return "nx::add: shapes [2] and [3] do not broadcast (at test_grad.cpp:" + std::to_string(line) + ", in "; };
+  auto broadcast = [](int line) {
+    return "nx::add: shapes [2] and [3] do not broadcast (at test_grad.cpp:" + std::to_string(line) + ", in ";
+  };
   const int rule_line = __LINE__ + 1;
   auto bad_rule = rune::custom_jvp([&](const Tensor& v) { return std::pair{v + three, [](const Tensor& t) { return t; }}; });
   const std::string rule_at = "the rule of rune::custom_jvp called at test_grad.cpp:" + std::to_string(rule_line);

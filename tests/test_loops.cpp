@@ -685,7 +685,9 @@ TEST_CASE("an error inside a construct's function says where the construct was c
 TEST_CASE("an error in root's residual, remat's function or collect's body says where they were called") {
   const Tensor a = nx::create(nx::float64, {2}, {4., 9.});
   // (the failing call and the construct are written on one line)
-  auto broadcast = [](int line) { return "nx::sub: shapes [2] and [3] do not broadcast (at test_loops.cpp:" + std::to_string(line) + ", in "; };
+  auto broadcast = [](int line) {
+    return "nx::sub: shapes [2] and [3] do not broadcast (at test_loops.cpp:" + std::to_string(line) + ", in ";
+  };
   const int root_line = __LINE__ + 1;  // (a macro's expansion is at its first line)
   CHECK_THROWS_WITH(rune::root([&](const Tensor& x) { return x * x - nx::ones(nx::float64, {3}); }, [&] { return nx::sqrt(a); }),
                     broadcast(root_line) + "the residual of rune::root called at test_loops.cpp:" + std::to_string(root_line) + ")");

@@ -298,8 +298,7 @@ class Compiler final : PlacedValues {
     in.row = row_loop(p_, eq);
     in.op = scalar_op(f, eq.prim, from);
     code_.instructions.push_back(in);
-    note_if_hoisted(eq.hoisted);
-    note_site(eq.site);
+    note(eq.hoisted, eq.site);
   }
 
   // ---- map kernels
@@ -456,13 +455,10 @@ class Compiler final : PlacedValues {
     m.reduced = group_reduced;
     code_.maps.push_back(std::move(m));
     emit_indexed(Op::map, code_.maps.size());
-    note_if_hoisted(
-        std::any_of(members.begin(), members.end(), [&](std::size_t i) { return p_.equations[i].hoisted; }));
-    for (std::size_t i : members)
-      if (p_.equations[i].site) {
-        note_site(p_.equations[i].site);
-        break;
-      }
+    const auto placed =  // (the first equation with a site)
+        std::find_if(members.begin(), members.end(), [&](std::size_t i) { return bool(p_.equations[i].site); });
+    note(std::any_of(members.begin(), members.end(), [&](std::size_t i) { return p_.equations[i].hoisted; }),
+         placed == members.end() ? rune::detail::CallSite{} : p_.equations[*placed].site);
   }
 
   // An instruction of side-table entry `size - 1` (the one just added).
@@ -516,8 +512,7 @@ class Compiler final : PlacedValues {
     if (eq.kind == ir::OpKind::primitive) in.prim = eq.prim;
     in.aux = std::int32_t(code_.calls.size() - 1);
     code_.instructions.push_back(in);
-    note_if_hoisted(eq.hoisted);
-    note_site(eq.site);
+    note(eq.hoisted, eq.site);
     for (std::size_t k = 0; k < eq.outputs.size(); ++k)
       if (home(eq.outputs[k]).scalar) emit_load(eq.outputs[k], call.outputs[k]);
   }
@@ -544,7 +539,7 @@ class Compiler final : PlacedValues {
     }
     code_.scans.push_back(std::move(scan));
     emit_indexed(Op::scan, code_.scans.size());
-    note_site(eq.site);
+    note(false, eq.site);
     hoisted_for_this_loop();
   }
 
@@ -564,18 +559,16 @@ class Compiler final : PlacedValues {
     for (int v : eq.outputs) invoke.outputs.push_back(home(v));
     code_.invokes.push_back(std::move(invoke));
     emit_indexed(op, code_.invokes.size());
-    note_site(eq.site);
+    note(false, eq.site);
     if (op == Op::iterate) hoisted_for_this_loop();
   }
 
-  // ---- the listing's notes: what the hoisting pass moved out of a loop
-  // runs before it (ir/passes/hoist.hpp), so the instructions noted since
-  // the last loop are the next loop's.
-  void note_if_hoisted(bool hoisted) {
+  // ---- the notes of the instruction just emitted: whether it computes what
+  // the hoisting pass moved out of a loop (which runs before the loop,
+  // ir/passes/hoist.hpp, so the instructions noted since the last loop are
+  // the next loop's), and where its equation was traced (Code::sites).
+  void note(bool hoisted, rune::detail::CallSite site) {
     if (hoisted) hoisted_pending_.push_back(code_.instructions.size() - 1);
-  }
-  // Code::sites: the instruction just emitted computes an equation traced there.
-  void note_site(rune::detail::CallSite site) {
     if (!site) return;
     code_.sites.resize(code_.instructions.size());
     code_.sites.back() = site;
