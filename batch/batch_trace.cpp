@@ -127,7 +127,11 @@ nx::Tensor BatchTrace::process(ir::Prim p, std::span<const nx::Tensor> operands,
   if (out.shape() != want || out.dtype() != type.dtype)
     nx::ops::internal_error("the batching rule of " + std::string(api),
                             "gave " + nx::ops::describe(out) + " for lanes of " + nx::ops::to_string(type));
-  if (hunting && !out.is_traced() && lanes_ > 0) nx::ops::check_lanes_made_finite(api, values, out);
+  if (lanes_ > 0 && out.is_traced()) {  // (for a compiled NaN hunt to name the lane)
+    if (nx::ops::Trace* below = nx::ops::find_trace(std::span(&out, 1), api)) below->holds_lanes(out, lanes_);
+  } else if (hunting && lanes_ > 0) {
+    nx::ops::check_lanes_made_finite(api, values, out);
+  }
   return wrap(out);
 }
 

@@ -164,6 +164,19 @@ struct TotalInfo {
 
 using ConstructInfo = std::variant<std::monostate, ScanInfo, IterateInfo, RootInfo, TotalInfo>;
 
+// The lanes of a map (rune::vmap) that an equation's result holds along
+// axis 0: `count` of them, the first being lane `first` (a scalarized part
+// of such a result holds one). None (count 0): not known to be a map's.
+struct Lanes {
+  std::int64_t first = 0;
+  std::int64_t count = 0;
+  explicit operator bool() const { return count > 0; }
+  // Those of element `element` of a result of `elements`: its lane alone.
+  Lanes part(std::int64_t element, std::int64_t elements) const {
+    return count > 0 ? Lanes{first + element / (elements / count), 1} : Lanes{};
+  }
+};
+
 struct Equation {
   OpKind kind = OpKind::primitive;
   Prim prim{};
@@ -183,6 +196,10 @@ struct Equation {
   // (`; cloth.hpp:88`). The file outlives every program (a literal of the
   // caller's, or interned by source_file).
   rune::detail::CallSite site;
+  // Made by a map's batching rule bound straight into the trace that
+  // recorded it: the lanes its result holds (the NaN hunt names the lane by
+  // them). A note like `site`, though the text leaves it out.
+  Lanes lanes;
   // Moved out of a loop by the hoisting pass (ir/passes/hoist.hpp): it
   // computes a capture of the next loop of the program, whose listing says
   // so (vm/listing.hpp). A note, not part of the meaning: equality and the

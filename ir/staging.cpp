@@ -77,6 +77,13 @@ nx::Tensor StagingTrace::process(Prim p, std::span<const nx::Tensor> operands, c
   return stand_in(out);
 }
 
+void StagingTrace::holds_lanes(const nx::Tensor& value, std::int64_t lanes) {
+  if (!owns(value) || program_.equations.empty()) return;
+  Equation& last = program_.equations.back();
+  const int v = static_cast<const StageTracer&>(*value.impl()->tracer).value;
+  if (last.kind == OpKind::primitive && last.outputs == std::vector<int>{v}) last.lanes = {0, lanes};
+}
+
 std::vector<nx::Tensor> StagingTrace::process_construct(const Equation& construct, std::span<const nx::Tensor> given) {
   Equation eq = construct;  // (an equation of another program: its own values go)
   if (!eq.site) eq.site = nx::ops::equation_site();

@@ -26,6 +26,10 @@ class StagingTrace final : public Trace {
   nx::Tensor process(Prim p, std::span<const nx::Tensor> operands, const Params& params,
                      const TensorType& type) override;
   std::vector<nx::Tensor> process_construct(const Equation& eq, std::span<const nx::Tensor> inputs) override;
+  // (noted when the last equation recorded made the value: a batching rule
+  // ending in the primitive itself; otherwise its lanes need not be along
+  // axis 0 of what made them)
+  void holds_lanes(const nx::Tensor& value, std::int64_t lanes) override;
   // The program computing `results` (lifted like operands); the capture
   // parameters follow the others.
   std::shared_ptr<const Program> finish(std::span<const nx::Tensor> results);

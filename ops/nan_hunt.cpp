@@ -50,20 +50,26 @@ void raise_non_finite(std::string_view what, const Tensor& value, std::int64_t e
                        std::string(name(value.dtype())) + " " + nx::to_string(value.shape()) + " result)");
 }
 
+void raise_non_finite_in_lane(std::string_view what, const Tensor& value, std::int64_t element,
+                              rune::detail::CallSite site, std::int64_t first, std::int64_t lanes) {
+  const std::int64_t per_lane = value.numel() / lanes, k = element / per_lane;
+  try {
+    raise_non_finite(what, value.shape().empty() ? value : nx::get(value, k), element % per_lane, site);
+  } catch (const NonFiniteError& e) {
+    rethrow_non_finite(e, "in lane " + std::to_string(first + k) + " of rune::vmap");
+  }
+}
+
+// (placed where the user called the primitive, else where a replay's
+// equation was traced)
 void check_made_finite(std::string_view api, std::span<const Tensor> operands, const Tensor& result) {
-  if (const std::int64_t at = first_made_non_finite(operands, result); at >= 0) raise_non_finite(api, result, at, user_site());
+  if (const std::int64_t at = first_made_non_finite(operands, result); at >= 0)
+    raise_non_finite(api, result, at, equation_site());
 }
 
 void check_lanes_made_finite(std::string_view api, std::span<const Tensor> operands, const Tensor& result) {
-  const std::int64_t at = first_made_non_finite(operands, result);
-  if (at < 0) return;
-  const std::int64_t per_lane = result.numel() / result.shape()[0];
-  const std::int64_t lane = at / per_lane;
-  try {
-    raise_non_finite(api, nx::get(result, lane), at % per_lane, user_site());
-  } catch (const NonFiniteError& e) {
-    rethrow_non_finite(e, "in lane " + std::to_string(lane) + " of rune::vmap");
-  }
+  if (const std::int64_t at = first_made_non_finite(operands, result); at >= 0)
+    raise_non_finite_in_lane(api, result, at, equation_site(), 0, result.shape()[0]);
 }
 
 void rethrow_non_finite(const NonFiniteError& e, const std::string& where) {

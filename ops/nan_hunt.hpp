@@ -56,6 +56,12 @@ std::int64_t first_made_non_finite(std::span<const Tensor> operands, const Tenso
 [[noreturn]] void raise_non_finite(std::string_view what, const Tensor& value, std::int64_t element,
                                    rune::detail::CallSite site);
 
+// The same of a value holding lanes of a map along axis 0, `lanes` of them
+// from lane `first`: the lane's value and its element are named, then ",
+// in lane 2 of rune::vmap".
+[[noreturn]] void raise_non_finite_in_lane(std::string_view what, const Tensor& value, std::int64_t element,
+                                           rune::detail::CallSite site, std::int64_t first, std::int64_t lanes);
+
 // The eager check of primitive `api`'s result.
 void check_made_finite(std::string_view api, std::span<const Tensor> operands, const Tensor& result);
 // The same of a map's result, lanes along axis 0: "..., in lane 2 of

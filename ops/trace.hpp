@@ -37,6 +37,15 @@ class Trace {
     return false;
   }
 
+  // Told by a map (rune::vmap) whose batching rule made `value`, a value of
+  // this trace, that it holds `lanes` lanes along axis 0: a staging trace
+  // notes it on the equation that made it, for the NaN hunt to name the
+  // lane (ir::Equation::lanes); the others have no use for it.
+  virtual void holds_lanes(const Tensor& value, std::int64_t lanes) {
+    (void)value;
+    (void)lanes;
+  }
+
   // The user's entry point that started the trace ("rune::scan").
   std::string_view entry_point() const { return entry_point_; }
   bool stages() const { return stages_; }

@@ -230,3 +230,60 @@ TEST_CASE("debug_nans: under rune::vmap the lane that made it is named") {
   // Finite lanes pass.
   CHECK(rune::vmap(f)(test::f64({2, 2}, {1, 2, 3, 4})).shape() == nx::Shape{2, 2});
 }
+
+TEST_CASE("debug_nans: compiled, the lane of the map is named where its batching rule ends in the primitive") {
+  Hunting hunting;
+  const std::string line = std::to_string(__LINE__ + 1);
+  auto f = [](const Tensor& x) { return nx::log(x) * 2.; };
+  const Tensor xs = test::f64({3, 2}, {1, 2, 3, 4, 5, 0});
+  const std::string made = "rune::debug_nans: nx::log (bytecode: call t1 = log t0) at test_debugging.cpp:" + line +
+                           " made -inf from finite operands (element 1 of its float64 [2] result), in lane 2 of "
+                           "rune::vmap";
+  CHECK_THROWS_WITH(rune::jit(rune::vmap(f))(xs), made);
+  // Nested maps: the outermost's lane, the element in its value.
+  CHECK_THROWS_WITH(rune::jit(rune::vmap(rune::vmap(f)))(xs), made);
+  // A map inside a scan's step: the lane, then the row.
+  auto rows = rune::jit([&](const Tensor& x) {
+    auto step = [&](const Tensor& c, const Tensor& r) { return std::pair{c, rune::vmap(f)(c * r)}; };
+    return rune::scan(step, x, test::f64({3}, {1, 1, 0})).second;
+  });
+  CHECK_THROWS_WITH(rows(test::f64({2, 2}, {1, 2, 3, 4})),
+                    Catch::Contains(" at test_debugging.cpp:" + line) &&
+                        Catch::EndsWith("(element 0 of its float64 [2] result), in lane 0 of rune::vmap, in row 2 of "
+                                        "a scan"));
+  // A compiled function called by a map runs eagerly under it, placed.
+  CHECK_THROWS_WITH(rune::vmap(rune::jit(f))(xs), "rune::debug_nans: nx::log at test_debugging.cpp:" + line +
+                                                      " made -inf from finite operands (element 1 of its float64 [2] "
+                                                      "result), in lane 2 of rune::vmap");
+  // A rule ending in another primitive notes no lane (a scatter-add with
+  // per-lane indices adds into the lanes laid end to end, then moves them
+  // back): the element of the whole value is named.
+  auto add_twice = [](const Tensor& x, const Tensor& at) { return nx::scatter_add(nx::zeros_like(x), at, x); };
+  CHECK_THROWS_WITH(rune::jit(rune::vmap(add_twice))(test::f64({2, 2}, {1, 2, 1e308, 1e308}),
+                                                     nx::create(nx::int32, {2, 2}, {0, 1, 0, 0})),
+                    Catch::StartsWith("rune::debug_nans: nx::scatter_add") &&
+                        Catch::EndsWith("made inf from finite operands (element 2 of its float64 [4] result)"));
+  // Finite lanes pass.
+  CHECK(rune::jit(rune::vmap(f))(test::f64({2, 2}, {1, 2, 3, 4})).shape() == nx::Shape{2, 2});
+}
+
+TEST_CASE("debug_nans: a map's small values scalarized before the hunt began name their lane") {
+  const std::string line = std::to_string(__LINE__ + 1);
+  auto f = [](const Tensor& x) { return nx::log(x * 2.) + 1.; };
+  auto flight = rune::jit([&](const Tensor& c, const Tensor& xs) {
+    auto step = [&](const Tensor& v, const Tensor& x) {
+      Tensor next = rune::vmap(f)(v) * x;
+      return std::pair{next, next};
+    };
+    return rune::scan(step, c, xs).second;
+  });
+  const Tensor ones = test::f64({3}, {1, 1, 1});
+  flight(test::f64({4}, {1, 2, 3, 4}), ones);  // (compiled with its carry as four scalars)
+  Hunting hunting;
+  // Lane 2: log(0.2) + 1 < 0 in row 0, so row 1 takes the log of a negative.
+  CHECK_THROWS_WITH(flight(test::f64({4}, {1, 2, 0.1, 4}), ones),
+                    Catch::StartsWith("rune::debug_nans: nx::log (bytecode: unary s") &&
+                        Catch::EndsWith(" at test_debugging.cpp:" + line +
+                                        " made nan from finite operands (element 0 of its float64 [] result), in lane "
+                                        "2 of rune::vmap, in row 1 of a scan"));
+}

@@ -326,11 +326,17 @@ struct Code {
   };
   std::vector<Hoisted> hoisted;
   // Per instruction, where the equation it computes was traced
-  // (ir::Equation::site; a kernel: its first equation's that has one). For
-  // the listing, stepi, the profile and the NaN hunt; shorter than
-  // `instructions` when the last have none.
-  std::vector<rune::detail::CallSite> sites;
-  rune::detail::CallSite site_of(std::size_t pc) const { return pc < sites.size() ? sites[pc] : rune::detail::CallSite{}; }
+  // (ir::Equation::site; a kernel: its first equation's that has one), and
+  // the lanes of a map its result holds (ir::Equation::lanes; none for a
+  // kernel). For the listing, stepi, the profile and the NaN hunt; shorter
+  // than `instructions` when the last have neither.
+  struct Origin {
+    rune::detail::CallSite site;
+    ir::Lanes lanes;
+  };
+  std::vector<Origin> origins;
+  Origin origin_of(std::size_t pc) const { return pc < origins.size() ? origins[pc] : Origin{}; }
+  rune::detail::CallSite site_of(std::size_t pc) const { return origin_of(pc).site; }
 };
 
 }  // namespace rune::vm

@@ -298,7 +298,7 @@ class Compiler final : PlacedValues {
     in.row = row_loop(p_, eq);
     in.op = scalar_op(f, eq.prim, from);
     code_.instructions.push_back(in);
-    note(eq.hoisted, eq.site);
+    note(eq.hoisted, {eq.site, eq.lanes});
   }
 
   // ---- map kernels
@@ -458,7 +458,7 @@ class Compiler final : PlacedValues {
     const auto placed =  // (the first equation with a site)
         std::find_if(members.begin(), members.end(), [&](std::size_t i) { return bool(p_.equations[i].site); });
     note(std::any_of(members.begin(), members.end(), [&](std::size_t i) { return p_.equations[i].hoisted; }),
-         placed == members.end() ? rune::detail::CallSite{} : p_.equations[*placed].site);
+         {placed == members.end() ? rune::detail::CallSite{} : p_.equations[*placed].site, {}});
   }
 
   // An instruction of side-table entry `size - 1` (the one just added).
@@ -512,7 +512,7 @@ class Compiler final : PlacedValues {
     if (eq.kind == ir::OpKind::primitive) in.prim = eq.prim;
     in.aux = std::int32_t(code_.calls.size() - 1);
     code_.instructions.push_back(in);
-    note(eq.hoisted, eq.site);
+    note(eq.hoisted, {eq.site, eq.lanes});
     for (std::size_t k = 0; k < eq.outputs.size(); ++k)
       if (home(eq.outputs[k]).scalar) emit_load(eq.outputs[k], call.outputs[k]);
   }
@@ -539,7 +539,7 @@ class Compiler final : PlacedValues {
     }
     code_.scans.push_back(std::move(scan));
     emit_indexed(Op::scan, code_.scans.size());
-    note(false, eq.site);
+    note(false, {eq.site, {}});
     hoisted_for_this_loop();
   }
 
@@ -559,19 +559,19 @@ class Compiler final : PlacedValues {
     for (int v : eq.outputs) invoke.outputs.push_back(home(v));
     code_.invokes.push_back(std::move(invoke));
     emit_indexed(op, code_.invokes.size());
-    note(false, eq.site);
+    note(false, {eq.site, {}});
     if (op == Op::iterate) hoisted_for_this_loop();
   }
 
   // ---- the notes of the instruction just emitted: whether it computes what
   // the hoisting pass moved out of a loop (which runs before the loop,
   // ir/passes/hoist.hpp, so the instructions noted since the last loop are
-  // the next loop's), and where its equation was traced (Code::sites).
-  void note(bool hoisted, rune::detail::CallSite site) {
+  // the next loop's), and where its equation was traced (Code::origins).
+  void note(bool hoisted, const Code::Origin& origin) {
     if (hoisted) hoisted_pending_.push_back(code_.instructions.size() - 1);
-    if (!site) return;
-    code_.sites.resize(code_.instructions.size());
-    code_.sites.back() = site;
+    if (!origin.site && !origin.lanes) return;
+    code_.origins.resize(code_.instructions.size());
+    code_.origins.back() = origin;
   }
   void hoisted_for_this_loop() {
     for (std::size_t pc : hoisted_pending_) code_.hoisted.push_back({pc, code_.instructions.size() - 1});

@@ -165,22 +165,22 @@ void insert_releases(Code& code, const std::vector<std::vector<std::int32_t>>& d
     later_makes = later_makes || makes_tensors(code.instructions[pc].op);
   }
   std::vector<std::size_t> moved_to(code.instructions.size());  // each instruction's new pc
-  std::vector<rune::detail::CallSite> sites;
+  std::vector<Code::Origin> origins;
   for (std::size_t pc = 0; pc < code.instructions.size(); ++pc) {
     moved_to[pc] = with.size();
     with.push_back(code.instructions[pc]);
-    sites.push_back(code.site_of(pc));
+    origins.push_back(code.origin_of(pc));
     if (dying[pc].empty() || !makes_after[pc]) continue;
     Instruction release;
     release.op = Op::release;
     release.aux = std::int32_t(code.releases.size());
     code.releases.push_back(dying[pc]);
     with.push_back(release);
-    sites.emplace_back();
+    origins.emplace_back();
   }
   code.instructions = std::move(with);
   // (the side tables naming instructions by pc follow them)
-  code.sites = std::move(sites);
+  code.origins = std::move(origins);
   for (Code::Hoisted& h : code.hoisted) {
     h.instruction = moved_to[h.instruction];
     h.loop = moved_to[h.loop];

@@ -71,11 +71,15 @@ class NanHunter final : public Observer {
   void failed(const Code&, const Instruction& in) override { finished(in); }
   void after(const Code& code, const Instruction& in, const Frame& frame) override {
     if (!finished(in)) return;
+    const Code::Origin origin = code.origin_of(std::size_t(&in - code.instructions.data()));
     for (Location at : writes(code, in)) {
       const nx::Tensor value = read(code, frame, at);
-      if (const std::int64_t element = value.defined() ? nx::ops::first_non_finite(value) : -1; element >= 0)
-        nx::ops::raise_non_finite(maker(code, in), value, element,
-                                  code.site_of(std::size_t(&in - code.instructions.data())));
+      const std::int64_t element = value.defined() ? nx::ops::first_non_finite(value) : -1;
+      if (element < 0) continue;
+      if (origin.lanes && (value.shape().empty() ? origin.lanes.count == 1 : value.shape()[0] == origin.lanes.count))
+        nx::ops::raise_non_finite_in_lane(maker(code, in), value, element, origin.site, origin.lanes.first,
+                                          origin.lanes.count);
+      nx::ops::raise_non_finite(maker(code, in), value, element, origin.site);
     }
   }
 

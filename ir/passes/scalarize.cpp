@@ -261,11 +261,14 @@ class Rewriting {
   const TensorType& type(int v) const { return in_.types[std::size_t(v)]; }
   std::int64_t numel(int v) const { return nx::numel(type(v).shape); }
 
-  int emit(Prim prim, const Params& params, std::vector<int> inputs, const TensorType& type, int output = -1) {
+  // (`lanes`: those of the part of a map's result it computes, Equation::lanes)
+  int emit(Prim prim, const Params& params, std::vector<int> inputs, const TensorType& type, int output = -1,
+           Lanes lanes = {}) {
     Equation eq;
     eq.prim = prim;
     eq.params = params;
     eq.site = site_;
+    eq.lanes = lanes;
     eq.inputs = std::move(inputs);
     eq.outputs = {output >= 0 ? output : out_.add_value(type)};
     out_.equations.push_back(std::move(eq));
@@ -401,7 +404,8 @@ class Rewriting {
     std::vector<int> operands;
     for (int v : eq.inputs)
       operands.push_back(parts_of(v)[std::size_t(broadcast_source(index, type(v).shape, t.shape))]);
-    return emit(eq.prim, p, std::move(operands), element_type(t));
+    return emit(eq.prim, p, std::move(operands), element_type(t), -1,
+                eq.lanes.part(ravel(index, t.shape), nx::numel(t.shape)));
   }
 
   // A reduction's result elements, each combined from its row's parts in
@@ -418,7 +422,7 @@ class Rewriting {
     const Params& p = eq.params;
     Shape row_shape;
     for (auto d : p.axes) row_shape.push_back(from[std::size_t(d)]);
-    const std::int64_t row = nx::numel(row_shape), lanes = t.dtype == DType::float32 ? 32 : 16;
+    const std::int64_t row = nx::numel(row_shape), accumulators = t.dtype == DType::float32 ? 32 : 16;
     const Prim combine = eq.prim == Prim::reduce_sum    ? Prim::add
                          : eq.prim == Prim::reduce_prod ? Prim::mul
                          : eq.prim == Prim::reduce_max  ? Prim::maximum
@@ -427,6 +431,7 @@ class Rewriting {
     std::vector<int> result;
     for (std::int64_t r = 0; r < nx::numel(t.shape); ++r) {
       const Shape kept = unravel(r, t.shape);
+      const Lanes lane = eq.lanes.part(r, nx::numel(t.shape));
       std::vector<int> acc;  // the accumulators holding elements (row <= 8 < L: one each)
       for (std::int64_t i = 0; i < row; ++i) {
         const Shape in_row = unravel(i, row_shape);
@@ -436,11 +441,13 @@ class Rewriting {
           const auto it = std::find(p.axes.begin(), p.axes.end(), std::int64_t(d));
           at[d] = it == p.axes.end() ? kept[next_kept++] : in_row[std::size_t(it - p.axes.begin())];
         }
-        acc.push_back(emit(combine, {}, {identity, parts_of(x)[std::size_t(ravel(at, from))]}, element_type(t)));
+        acc.push_back(emit(combine, {}, {identity, parts_of(x)[std::size_t(ravel(at, from))]}, element_type(t), -1,
+                           lane));
       }
-      for (std::int64_t w = lanes / 2; w >= 1; w /= 2)
+      for (std::int64_t w = accumulators / 2; w >= 1; w /= 2)
         for (std::int64_t k = 0; k < w && k + w < std::int64_t(acc.size()); ++k)
-          acc[std::size_t(k)] = emit(combine, {}, {acc[std::size_t(k)], acc[std::size_t(k + w)]}, element_type(t));
+          acc[std::size_t(k)] =
+              emit(combine, {}, {acc[std::size_t(k)], acc[std::size_t(k + w)]}, element_type(t), -1, lane);
       result.push_back(acc[0]);
     }
     return result;
