@@ -15,12 +15,12 @@ W1_TARGET_NS = 200.0
 W3_ADD_TARGET = 0.80  # rune a+b GB/s (12 B/elem) over copy GB/s (8 B/elem)
 W2_TARGET = 1.2  # issue 27: rune jit(scan) time over the plain C++ loop's (same run), and bitwise equal
 W2GRAD_TARGET = 1.5  # issue 27: rune jit(grad) time over the hand-written reverse loop's
-W3C_COPY_TARGET = 3.0  # rune jit chain time over the copy loop's (2 thr)
-W3C_NUMEXPR_TARGET = 5.0  # numexpr's time over rune jit chain's (2 thr)
+W3C_COPY_TARGET = 3.0  # rune jit chain time over the copy loop's (all threads)
+W3C_NUMEXPR_TARGET = 5.0  # numexpr's time over rune jit chain's (all threads)
 W6_TARGET_NS = 250.0
 W8_TARGET = 2.0  # every W8 rune row's time over its plain C++ baseline's (same program, same run)
 W8_NATIVE_TARGET = 1.5  # issue 27 (machine code): the flight within 1.5x of the plain loop
-W3C_NATIVE_COPY_TARGET = 2.0  # issue 27 (machine code): the jit chain within 2x of the copy loop (2 thr)
+W3C_NATIVE_COPY_TARGET = 2.0  # issue 27 (machine code): the jit chain within 2x of the copy loop (all threads)
 W8_DIFF_TARGET = 1e-9  # the flight's final positions against the plain loop's, max abs difference
 W2_STEPS = 100_000
 W2_GRAD_STEPS = 1_000
@@ -369,57 +369,57 @@ def is_w3_compiled(r):
     return r.workload == "W3" and (r.impl.startswith("rune jit") or r.impl.startswith(JIT_PEERS))
 
 
-def w3c_section(rows, copies, w):
+def w3c_section(rows, copies, full, w):
     w("## W3 (c): the same chain compiled, `rune::jit` of `tanh(x * 2 + 1) * x - exp(-x * x)`, 10,000,000 float32")
     w("")
-    w("rune: `rune::jit` of the expression, traced once, a new result per call (`bench_w3`), with 2 threads "
-      "and with 1. The peers: numexpr (`numexpr.evaluate`, its register VM over cache-sized blocks, 1 and 2 "
+    w(f"rune: `rune::jit` of the expression, traced once, a new result per call (`bench_w3`), with {full} threads "
+      f"and with 1. The peers: numexpr (`numexpr.evaluate`, its register VM over cache-sized blocks, 1 and {full} "
       "threads) and Numba's parallel fused loop, from the shared peers' `w_jit_peers.py w3`. Targets: the "
-      f"compiled chain within {W3C_COPY_TARGET:.0f}x of the copy loop's time at 2 threads (the headline copy "
-      f"of W3 (a)), and at least {W3C_NUMEXPR_TARGET:.0f}x faster than numexpr (2 threads, new result). An "
+      f"compiled chain within {W3C_COPY_TARGET:.0f}x of the copy loop's time at {full} threads (the headline copy "
+      f"of W3 (a)), and at least {W3C_NUMEXPR_TARGET:.0f}x faster than numexpr ({full} threads, new result). An "
       "executor that runs the chain one primitive at a time makes 8 passes over memory with a result each, "
       "and cannot come near the copy loop; only a fused loop can. The verdicts below are as measured.")
     w("")
     rjs = {th: find(rows, "W3", lambda r, th=th: r.impl.startswith("rune jit expression") and r.threads == th)
-           for th in (2, 1)}
+           for th in thread_counts(full)}
     nes = {th: find(rows, "W3", lambda r, th=th: r.impl.startswith(f"numexpr fused chain ({th} thr, new result)"))
-           for th in (2, 1)}
-    rj = rjs.get(2)
+           for th in thread_counts(full)}
+    rj = rjs.get(full)
     if rj and rj.t:
-        c, ne = copies.get(2), nes.get(2)
+        c, ne = copies.get(full), nes.get(full)
         if c and c.t:
             q = rj.t / c.t
-            w(f"- **2 thr: rune jit {rj.t * 1e3:.2f} ms/call = {q:.1f}x the copy loop ({c.t * 1e3:.2f} ms); "
+            w(f"- **{full} thr: rune jit {rj.t * 1e3:.2f} ms/call = {q:.1f}x the copy loop ({c.t * 1e3:.2f} ms); "
               f"target (within {W3C_COPY_TARGET:.0f}x): {'MET' if q <= W3C_COPY_TARGET else 'NOT MET'}; "
               f"issue 27's (machine code, within {W3C_NATIVE_COPY_TARGET:.0f}x): "
               f"{'MET' if q <= W3C_NATIVE_COPY_TARGET else 'NOT MET (an elementwise kernel stays on the VM: docs/vm.md, Machine code)'}.**")
         else:
-            w("- **2 thr: no copy-loop row to compare with; target not assessed.**")
+            w(f"- **{full} thr: no copy-loop row to compare with; target not assessed.**")
         if ne and ne.t:
             q = ne.t / rj.t
-            w(f"- **2 thr: numexpr {ne.t * 1e3:.2f} ms/call ({vs(ne.t, rj.t)}); target (at least {W3C_NUMEXPR_TARGET:.0f}x "
+            w(f"- **{full} thr: numexpr {ne.t * 1e3:.2f} ms/call ({vs(ne.t, rj.t)}); target (at least {W3C_NUMEXPR_TARGET:.0f}x "
               f"faster): {'MET' if q >= W3C_NUMEXPR_TARGET else 'NOT MET'}.**")
         else:
-            w("- **2 thr: no numexpr row (numexpr or Numba not installed?); target not assessed.**")
+            w(f"- **{full} thr: no numexpr row (numexpr or Numba not installed?); target not assessed.**")
         r1, c1, ne1 = rjs.get(1), copies.get(1), nes.get(1)
-        if r1 and r1.t:
+        if r1 and r1.t and full != 1:
             parts = []
             if c1 and c1.t:
                 parts.append(f"{r1.t / c1.t:.1f}x the copy loop ({c1.t * 1e3:.2f} ms)")
             if ne1 and ne1.t:
                 parts.append(f"numexpr {ne1.t * 1e3:.2f} ms ({vs(ne1.t, r1.t)})")
             w(f"- 1 thr (informative): rune jit {r1.t * 1e3:.2f} ms/call" + (": " + "; ".join(parts) if parts else "") + ".")
-        re2 = find(rows, "W3", lambda r: r.impl.startswith("rune nx eager expression") and r.threads == 2)
-        if re2 and re2.t:
-            w(f"- rune's eager expression (2 thr) {re2.t * 1e3:.2f} ms: compiling changes the time by "
-              f"{(rj.t / re2.t - 1) * 100:+.0f}%.")
+        eager = find(rows, "W3", lambda r: r.impl.startswith("rune nx eager expression") and r.threads == full)
+        if eager and eager.t:
+            w(f"- rune's eager expression ({full} thr) {eager.t * 1e3:.2f} ms: compiling changes the time by "
+              f"{(rj.t / eager.t - 1) * 100:+.0f}%.")
     else:
         w("**rune: no compiled W3 result (see the raw output below).**")
     w("")
-    w("| implementation | ms/call | ns/elem | effective GB/s | ratio to rune jit 2 thr (time ÷ rune's) | median (range) | program | notes |")
+    w(f"| implementation | ms/call | ns/elem | effective GB/s | ratio to rune jit {full} thr (time ÷ rune's) | median (range) | program | notes |")
     w("|---|---|---|---|---|---|---|---|")
     table = [r for r in rows if is_w3_compiled(r)]
-    table += [c for c in (copies.get(2), copies.get(1)) if c]
+    table += [copies[th] for th in thread_counts(full) if th in copies]
     for r in table:
         name = f"**{r.impl}**" if r.impl.startswith("rune") else r.impl
         gb = f"{r.gbs:.3g}" if r.gbs is not None and r.workload == "W3" and "effective" in r.derived else "–"
@@ -692,7 +692,7 @@ def w4_vs(label, peer, rune):
     return f"{label} {a:.3f} ms: ratio {q:.2f} ({verdict}{rounds})"
 
 
-def w4_section(rows, checks, w):
+def w4_section(rows, checks, machine, full, w):
     w("## W4: the gradient of a 2-layer MLP loss, and a training step, float32")
     w("")
     w("The peers' W4 raw-tensor model: `h = tanh(x @ W1 + b1)`, `y = h @ W2 + b2`, `loss = mean((y - t)^2)`, "
@@ -706,9 +706,10 @@ def w4_section(rows, checks, w):
       "FLOPs per step, forward plus dW1, dW2 and dh: 2·B·(D·H + H·O) + 2·(D·H·B + H·O·B + B·O·H) = "
       "104.7 MFLOP, for a gradient and a step alike.")
     w("")
-    w("Threads: rune's matmuls call OpenBLAS (0.3.21, pthreads, 2 threads) and its elementwise loops "
-      "oneTBB (2 threads); PyTorch runs torch threads=2 (OpenMP) and the same OpenBLAS. In the default "
-      "environment libgomp's idle threads spin and compete with OpenBLAS's threads for the 2 cores, which "
+    w("Threads: rune's matmuls call OpenBLAS (0.3.21) on the calling thread, a product of at least 2^24 "
+      f"multiply-adds cut into pieces run on oneTBB, and its elementwise loops run on oneTBB ({full} threads); "
+      f"PyTorch runs torch threads={full} (OpenMP) and the same OpenBLAS. In the default "
+      f"environment libgomp's idle threads spin and compete with OpenBLAS's threads for the {machine.nproc} cores, which "
       "slows PyTorch badly on this machine (the peers' README, W4); so every PyTorch peer also runs with "
       f"`OMP_WAIT_POLICY=PASSIVE` (rows tagged {W4_PASSIVE}), its better environment. rune uses no OpenMP. "
       "**Ratio = the peer's time ÷ rune's time** for the same work (above 1: rune is faster). Target "
@@ -796,7 +797,7 @@ def w4_section(rows, checks, w):
 
 
 # ---------------- W5
-def w5_section(rows, w):
+def w5_section(rows, full, w):
     w("## W5: Newton's square root on 1,000,000 float64 lanes, each lane stopping on its own")
     w("")
     w("a = linspace(0.5, 10000, 1e6), x0 = a; a lane is done when |x*x - a| < 1e-12*a, at most 100 steps. "
@@ -808,7 +809,7 @@ def w5_section(rows, w):
       "(`bench/peers`, W5).")
     w("")
     rj = find(rows, "W5", lambda r: r.impl.startswith("rune jit"))
-    peers = (("the plain C++ early exit (2 thr)", lambda r: "C++ per-lane early exit (2 thr)" in r.impl),
+    peers = ((f"the plain C++ early exit ({full} thr)", lambda r: f"C++ per-lane early exit ({full} thr)" in r.impl),
              ("Numba", lambda r: r.impl.startswith("numba")),
              ("PyTorch", lambda r: r.impl.startswith("PyTorch eager masked loop")),
              ("NumPy", lambda r: r.impl.startswith("numpy masked loop")))
@@ -824,7 +825,7 @@ def w5_section(rows, w):
         if floor and floor.t:
             q = rj.t / floor.t
             w("")
-            w(f"**Target (issue 26: within 2x of the plain C++ per-lane early exit, 2 threads): {times(q)}, "
+            w(f"**Target (issue 26: within 2x of the plain C++ per-lane early exit, {full} threads): {times(q)}, "
               f"{'MET' if q <= 2 else 'NOT MET'}.**")
     else:
         w("**rune: no W5 result (see the raw output below).**")
@@ -837,25 +838,34 @@ def w5_section(rows, w):
     w("")
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--raw", required=True)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--invocation", default="bash bench/run.sh build")
-    ap.add_argument("--build", default="")
-    a = ap.parse_args()
-    raw_rows, checks = parse(a.raw)
-    rows = aggregate(raw_rows)
-    rounds = max([r.round for r in raw_rows], default=1)
-    out = []
-    w = out.append
+def thread_counts(full):
+    """The thread counts the programs ran at: the machine's default concurrency, then 1."""
+    return [full] + ([1] if full != 1 else [])
 
-    model = sh("lscpu | grep -m1 'Model name'").split(":", 1)[-1].strip() or "unknown"
-    l3 = sh("lscpu | grep -m1 'L3 cache'").split(":", 1)[-1].strip()
-    nproc = sh("nproc")
-    mem = sh("free -g | awk '/^Mem:/{print $2}'")
-    cxx = sh("g++ --version | head -1")
-    kernel = sh("uname -r")
+
+def default_threads(checks, rows):
+    """oneTBB's default concurrency as rune's W1 program printed it, else the most threads a row used."""
+    for c in checks:
+        m = re.search(r"tbb default concurrency=(\d+)", c)
+        if m:
+            return int(m.group(1))
+    return max([r.threads for r in rows if r.threads], default=1)
+
+
+class Machine:
+    """What this machine is, as the header of the results names it."""
+
+    def __init__(self):
+        self.model = sh("lscpu | grep -m1 'Model name'").split(":", 1)[-1].strip() or "unknown"
+        self.l3 = sh("lscpu | grep -m1 'L3 cache'").split(":", 1)[-1].strip()
+        self.nproc = sh("nproc")
+        self.mem = sh("free -g | awk '/^Mem:/{print $2}'")
+        self.cxx = sh("g++ --version | head -1")
+        self.kernel = sh("uname -r")
+
+
+def header_section(a, raw_rows, checks, machine, full, w):
+    rounds = max([r.round for r in raw_rows], default=1)
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     for c in checks:
         m = re.search(r"started (\d{4}-\d\d-\d\d \d\d:\d\d(:\d\d)? UTC)", c)
@@ -880,14 +890,15 @@ def main():
     w(f"- Date: {now}")
     w(f"- Tree: {('commit ' + head) if head else 'no commit yet'}"
       f"{f', {dirty} uncommitted path(s)' if dirty not in ('', '0') else ''} (the library as built in `{a.build}`)")
-    w(f"- Machine: `{model}`, nproc = {nproc}, {mem} GiB RAM, L3 {l3}; kernel {kernel}")
-    w(f"- Compiler: {cxx}; rune built by meson (buildtype release: -O3, `-ffp-contract=off`, "
+    w(f"- Machine: `{machine.model}`, nproc = {machine.nproc}, {machine.mem} GiB RAM, L3 {machine.l3}; "
+      f"kernel {machine.kernel}")
+    w(f"- Compiler: {machine.cxx}; rune built by meson (buildtype release: -O3, `-ffp-contract=off`, "
       "no `-march=native`; the AVX2 kernels are picked at run time)")
     vers = [c for c in checks if "python=" in c]
     if vers:
         w(f"- Python peers: `{max(vers, key=len).split(': ', 1)[-1]}`")
     w("- Threads: rune runs large elementwise loops on oneTBB with its default concurrency "
-      "(2 here) unless a row says 1 thr; PyTorch rows say their thread count; numpy is single-threaded.")
+      f"({full} here) unless a row says 1 thr; PyTorch rows say their thread count; numpy is single-threaded.")
     cpu, rnd = [], 1
     for c in checks:
         m = re.match(r"# ==== round (\d+)", c)
@@ -903,7 +914,8 @@ def main():
         others = sum(x[3] for x in cpu)
         noisy = [f"{x[0]} ({x[3]:.1f} s of {x[1]:.1f} s)" for x in cpu if x[3] > 0.25 * x[1] and x[3] > 0.3]
         w(f"- Disturbance: while the benchmark programs ran ({wall:.0f} s), other processes used {others:.1f} s "
-          "of CPU on this 2-core machine" + (" (noisy: " + ", ".join(noisy) + ")" if noisy else " (quiet)") +
+          f"of CPU on this {machine.nproc}-core machine" +
+          (" (noisy: " + ", ".join(noisy) + ")" if noisy else " (quiet)") +
           ". Per-program figures are in Checks (`# cpu:` lines)" +
           (f"; {discarded} disturbed program run(s) were discarded and run again after the machine went idle."
            if discarded else "."))
@@ -914,7 +926,8 @@ def main():
             w(f"  - {s[2:]}")
     w("")
 
-    # ---------------- W1
+
+def w1_section(rows, w):
     w("## W1: eager per-op overhead, 1000 sequential `x = x + 1.0` on a 4-element float64 tensor")
     w("")
     rune1 = find(rows, "W1", lambda r: r.impl.startswith("rune nx eager (x = x + 1.0)"))
@@ -951,9 +964,9 @@ def main():
         w(f"| {name} | {ns} | {rr} | {fmt_t(r.t)} ({r.spread()}) | {r.program} | {r.notes} |")
     w("")
 
-    w2_section(rows, checks, w)
 
-    # ---------------- W3 (a)
+def w3a_section(rows, machine, full, w):
+    """W3 (a); gives the copy loops' rows by thread count, the baselines of W3 (b) and (c)."""
     w("## W3 (a): the single add `a + b`, 10,000,000 float32, against a copy loop of the same size")
     w("")
     w("GB/s counts 12 B/element for an add (2 reads + 1 write) and 8 B/element for a copy "
@@ -962,14 +975,14 @@ def main():
       "`C++ STREAM copy b = a` in `bench_w3` (the same loop as the peers' `w3_floor`, which GCC "
       "turns into a `memcpy` call).")
     w("")
-    w(f"Cache note: this VM reports an L3 of {l3 or 'unknown size'}; 40 MB operands are then partly "
+    w(f"Cache note: this VM reports an L3 of {machine.l3 or 'unknown size'}; 40 MB operands are then partly "
       "cache-resident, so these GB/s (all rows alike) sit above what streaming from DRAM gives. The peers' "
       "own `../shared/peers/RESULTS.md` was measured on a different machine (AMD EPYC, 32 MiB L3): compare "
       "only rows of this run.")
     w("")
     add_rows = [r for r in rows if r.workload == "W3add" or (r.workload == "W3" and "STREAM" in r.impl)]
     verdicts = []
-    for th in (2, 1):
+    for th in thread_counts(full):
         radd = find(rows, "W3add", lambda r, th=th: r.impl.startswith("rune nx a + b") and r.threads == th)
         copy = find(rows, "W3add", lambda r, th=th: r.impl.startswith("C++ STREAM copy") and r.threads == th)
         if radd and copy and radd.gbs and copy.gbs:
@@ -989,7 +1002,7 @@ def main():
         if len(per) > 1:
             extra.insert(0, "per round: " + ", ".join(per))
         more = f" (and {'; '.join(extra)})" if extra else ""
-        if th == 2:
+        if th == full:
             w(f"- **{th} thr: rune a + b {radd.gbs:.2f} GB/s ({radd.t * 1e3:.2f} ms/call) vs copy "
               f"{copy.gbs:.2f} GB/s ({copy.t * 1e3:.2f} ms/call) = {frac * 100:.0f}% of the copy loop's bandwidth; "
               f"target (>= 80%): {'MET' if frac >= W3_ADD_TARGET else 'NOT MET'}**{more}.")
@@ -999,21 +1012,22 @@ def main():
               f"{'at or above' if frac >= W3_ADD_TARGET else 'below'} 80%{more}.")
     if not verdicts:
         w("- **rune: no W3 add result (see the raw output below).**")
-    radd2 = verdicts[0][1] if verdicts and verdicts[0][0] == 2 else None
-    if radd2:
+    radd_full = verdicts[0][1] if verdicts and verdicts[0][0] == full else None
+    if radd_full:
         npa = find(rows, "W3add", lambda r: r.impl.startswith("numpy a + b"))
-        tpa = find(rows, "W3add", lambda r: r.impl.startswith("PyTorch eager a + b") and r.threads == 2)
-        sadd = find(rows, "W3add", lambda r: r.impl.startswith("C++ STREAM add") and r.threads == 2)
+        tpa = find(rows, "W3add", lambda r: r.impl.startswith("PyTorch eager a + b") and r.threads == full)
+        sadd = find(rows, "W3add", lambda r: r.impl.startswith("C++ STREAM add") and r.threads == full)
         parts = []
         if npa:
-            parts.append(f"numpy {npa.t * 1e3:.2f} ms (rune is {npa.t / radd2.t:.1f}x faster)")
+            parts.append(f"numpy {npa.t * 1e3:.2f} ms (rune is {npa.t / radd_full.t:.1f}x faster)")
         if tpa:
-            parts.append(f"PyTorch eager (2 threads) {tpa.t * 1e3:.2f} ms (rune is {tpa.t / radd2.t:.1f}x faster)")
+            parts.append(f"PyTorch eager ({full} threads) {tpa.t * 1e3:.2f} ms "
+                         f"(rune is {tpa.t / radd_full.t:.1f}x faster)")
         if sadd:
-            parts.append(f"plain C++ add loop c = a + b (2 thr, preallocated output) {sadd.gbs:.2f} GB/s "
-                         f"(rune reaches {radd2.gbs / sadd.gbs * 100:.0f}% of it)")
+            parts.append(f"plain C++ add loop c = a + b ({full} thr, preallocated output) {sadd.gbs:.2f} GB/s "
+                         f"(rune reaches {radd_full.gbs / sadd.gbs * 100:.0f}% of it)")
         if parts:
-            w(f"- rune a + b (2 thr) {radd2.t * 1e3:.2f} ms/call against: " + "; ".join(parts) + ".")
+            w(f"- rune a + b ({full} thr) {radd_full.t * 1e3:.2f} ms/call against: " + "; ".join(parts) + ".")
     w("")
     w("| implementation | ms/call | GB/s | B/elem counted | % of the copy loop's GB/s (same threads) | median (range) | program | notes |")
     w("|---|---|---|---|---|---|---|---|")
@@ -1028,8 +1042,10 @@ def main():
         bpe = f"{r.bytes_per_elem:.0f}" if r.bytes_per_elem else "–"
         w(f"| {name} | {r.t * 1e3:.2f} | {gb} | {bpe} | {pct} | {fmt_t(r.t)} ({r.spread()}) | {r.program} | {r.notes} |")
     w("")
+    return copies
 
-    # ---------------- W3 (b)
+
+def w3b_section(rows, copies, full, w):
     w("## W3 (b): the unfused eager expression `tanh(x * 2 + 1) * x - exp(-x * x)`, 10,000,000 float32, "
       "x = linspace(-3, 3)")
     w("")
@@ -1037,55 +1053,47 @@ def main():
       "`w3_elementwise.py` do; ns/elem and the ratios are the useful figures for an unfused chain of 8 ops.")
     w("")
     ex_rows = [r for r in rows if r.workload == "W3" and "STREAM" not in r.impl and not is_w3_compiled(r)]
-    rex = {th: find(rows, "W3", lambda r, th=th: r.impl.startswith("rune nx eager expression") and r.threads == th)
-           for th in (2, 1)}
-    r2 = rex.get(2)
-    if r2:
+    rf = find(rows, "W3", lambda r: r.impl.startswith("rune nx eager expression") and r.threads == full)
+    if rf:
         parts = []
         npe = find(rows, "W3", lambda r: r.impl.startswith("numpy expression"))
-        tpe2 = find(rows, "W3", lambda r: r.impl.startswith("PyTorch eager expression") and r.threads == 2)
-        fl2 = find(rows, "W3", lambda r: r.impl.startswith("plain C++ loop (2 thr)"))
+        tpe = find(rows, "W3", lambda r: r.impl.startswith("PyTorch eager expression") and r.threads == full)
+        flf = find(rows, "W3", lambda r: r.impl.startswith(f"plain C++ loop ({full} thr)"))
         fl1 = find(rows, "W3", lambda r: r.impl.startswith("plain C++ loop (1 thr)") and "-fopenmp" not in r.notes)
         if npe:
-            parts.append(f"numpy {npe.t * 1e3:.1f} ms (rune is {npe.t / r2.t:.1f}x faster)")
-        if tpe2:
-            parts.append(f"PyTorch eager (2 threads) {tpe2.t * 1e3:.1f} ms (rune is {tpe2.t / r2.t:.1f}x faster)")
-        if fl2:
-            parts.append(f"plain C++ fused loop, glibc tanhf/expf, OpenMP 2 thr {fl2.t * 1e3:.1f} ms "
-                         f"(rune is {fl2.t / r2.t:.1f}x faster)")
+            parts.append(f"numpy {npe.t * 1e3:.1f} ms (rune is {npe.t / rf.t:.1f}x faster)")
+        if tpe:
+            parts.append(f"PyTorch eager ({full} threads) {tpe.t * 1e3:.1f} ms (rune is {tpe.t / rf.t:.1f}x faster)")
+        if flf and full != 1:
+            parts.append(f"plain C++ fused loop, glibc tanhf/expf, OpenMP {full} thr {flf.t * 1e3:.1f} ms "
+                         f"(rune is {flf.t / rf.t:.1f}x faster)")
         if fl1:
             parts.append(f"plain C++ fused loop, 1 thr {fl1.t * 1e3:.1f} ms")
-        if 2 in copies:
-            c = copies[2]
-            parts.append(f"copy loop (2 thr) {c.t * 1e3:.2f} ms: the expression costs {r2.t / c.t:.1f} copies; "
-                         f"its effective {r2.gbs:.2f} GB/s is {r2.gbs / c.gbs * 100:.0f}% of the copy's GB/s")
-        w(f"**rune (2 thr): {r2.t * 1e3:.2f} ms/call, {r2.t / N * 1e9:.2f} ns/elem, {r2.gbs:.2f} GB/s effective.** "
-          "No target was set for this row.")
+        if full in copies:
+            c = copies[full]
+            parts.append(f"copy loop ({full} thr) {c.t * 1e3:.2f} ms: the expression costs {rf.t / c.t:.1f} copies; "
+                         f"its effective {rf.gbs:.2f} GB/s is {rf.gbs / c.gbs * 100:.0f}% of the copy's GB/s")
+        w(f"**rune ({full} thr): {rf.t * 1e3:.2f} ms/call, {rf.t / N * 1e9:.2f} ns/elem, {rf.gbs:.2f} GB/s "
+          "effective.** No target was set for this row.")
         if parts:
             w("")
             w("Against, in this run: " + "; ".join(parts) + ".")
     else:
         w("**rune: no W3 expression result (see the raw output below).**")
     w("")
-    w("| implementation | ms/call | ns/elem | effective GB/s | ratio to rune 2 thr (time ÷ rune's) | median (range) | program | notes |")
+    w(f"| implementation | ms/call | ns/elem | effective GB/s | ratio to rune {full} thr (time ÷ rune's) | median (range) | program | notes |")
     w("|---|---|---|---|---|---|---|---|")
     for r in ex_rows:
         name = r.impl + (f" [{r.build}]" if r.program.startswith("w3_floor") and r.build else "")
         if r.impl.startswith("rune"):
             name = f"**{name}**"
         gb = f"{r.gbs:.3g}" if r.gbs is not None else "–"
-        w(f"| {name} | {r.t * 1e3:.2f} | {r.t / N * 1e9:.2f} | {gb} | {ratio(r.t, r2.t if r2 else None)} | "
+        w(f"| {name} | {r.t * 1e3:.2f} | {r.t / N * 1e9:.2f} | {gb} | {ratio(r.t, rf.t if rf else None)} | "
           f"{fmt_t(r.t)} ({r.spread()}) | {r.program} | {r.notes} |")
     w("")
 
-    w3c_section(rows, copies, w)
-    w4_section(rows, checks, w)
-    w5_section(rows, w)
-    w6_section(rows, w)
-    w7_section(rows, w)
-    w8_section(rows, w)
 
-    # ---------------- checks and raw output
+def checks_section(checks, raw, w):
     w("## Checks")
     w("")
     w("Correctness and environment lines printed by the programs (`#` lines): rune's W1 result must be "
@@ -1112,9 +1120,36 @@ def main():
     w("## Raw output")
     w("")
     w("```")
-    with open(a.raw, encoding="utf-8", errors="replace") as f:
+    with open(raw, encoding="utf-8", errors="replace") as f:
         w(f.read().rstrip("\n"))
     w("```")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--raw", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--invocation", default="bash bench/run.sh build")
+    ap.add_argument("--build", default="")
+    a = ap.parse_args()
+    raw_rows, checks = parse(a.raw)
+    rows = aggregate(raw_rows)
+    machine = Machine()
+    full = default_threads(checks, rows)
+    out = []
+    w = out.append
+    header_section(a, raw_rows, checks, machine, full, w)
+    w1_section(rows, w)
+    w2_section(rows, checks, w)
+    copies = w3a_section(rows, machine, full, w)
+    w3b_section(rows, copies, full, w)
+    w3c_section(rows, copies, full, w)
+    w4_section(rows, checks, machine, full, w)
+    w5_section(rows, full, w)
+    w6_section(rows, w)
+    w7_section(rows, w)
+    w8_section(rows, w)
+    checks_section(checks, a.raw, w)
     tmp = a.out + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         f.write("\n".join(out) + "\n")
