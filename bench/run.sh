@@ -109,6 +109,8 @@ wait_idle() {
 
 start=$(date +%s)
 log "# run: $invocation (in $PWD); started $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+dirty=$(git -C "$here/.." status --porcelain 2>/dev/null | wc -l)
+log "# tree: $(git -C "$here/.." rev-parse --short HEAD 2>/dev/null || echo unknown), $dirty uncommitted path(s)"
 
 # ---- rune's programs
 if [ "$(meson introspect --buildoptions "$build" 2>/dev/null | "${py:-python3}" -c \
