@@ -44,8 +44,8 @@ const ir::ConstructRules callback_rules = [] {
   ir::ConstructRules r;
   r.entry_point = "rune::callback";
   r.effect = true;
-  r.output_types = [](const ir::Equation& eq, std::span<const ir::TensorType>) { return eq.host->output_types; };
-  r.eager = [](const ir::Equation& eq, std::span<const nx::Tensor> inputs) { return eq.host->run(inputs); };
+  r.output_types = [](const ir::Equation& eq, std::span<const ir::TensorType>) { return eq.code<ir::HostCall>()->output_types; };
+  r.eager = [](const ir::Equation& eq, std::span<const nx::Tensor> inputs) { return eq.code<ir::HostCall>()->run(inputs); };
   r.jvp = jvp;
   return r;
 }();
@@ -63,7 +63,7 @@ std::vector<nx::Tensor> bind_callback(std::vector<nx::Tensor> args, std::span<co
   for (const nx::Tensor& t : like) host->output_types.push_back(nx::ops::type_of(t));
   ir::Equation eq;
   eq.kind = ir::OpKind::callback;
-  eq.host = host;
+  eq.info = host;
   return ir::bind_construct(eq, args, "rune::callback");
 }
 

@@ -40,14 +40,14 @@ nx::Tensor element(const nx::Tensor& t, const nx::Index& index) {
 // Throws the exception the check makes for the first false condition
 // element; a data leaf shaped like that condition is given at the index.
 std::vector<nx::Tensor> eager(const ir::Equation& eq, std::span<const nx::Tensor> inputs) {
-  const auto conditions = std::size_t(eq.check->condition_count);
+  const auto conditions = std::size_t(eq.code<ir::CheckCall>()->condition_count);
   for (std::size_t c = 0; c < conditions; ++c) {
     const std::optional<nx::Index> index = first_false(inputs[c]);
     if (!index) continue;
     std::vector<nx::Tensor> data;
     for (const nx::Tensor& t : inputs.subspan(conditions))
       data.push_back(t.ndim() > 0 && t.shape() == inputs[c].shape() ? element(t, *index) : t);
-    std::rethrow_exception(eq.check->make(*index, data));
+    std::rethrow_exception(eq.code<ir::CheckCall>()->make(*index, data));
   }
   return {};
 }
@@ -92,7 +92,7 @@ void bind_check(std::vector<nx::Tensor> conditions, std::vector<nx::Tensor> data
   check->condition_count = int(conditions.size());
   ir::Equation eq;
   eq.kind = ir::OpKind::check;
-  eq.check = check;
+  eq.info = check;
   std::vector<nx::Tensor> inputs = std::move(conditions);
   inputs.insert(inputs.end(), data.begin(), data.end());
   ir::bind_construct(eq, inputs, "nx::check");

@@ -34,7 +34,7 @@ std::pair<std::shared_ptr<const ir::Program>, std::vector<nx::Tensor>> trace_pul
 
 std::vector<nx::Tensor> jvp(ad::JvpTrace& trace, const ir::Equation& eq, std::span<const nx::Tensor> inputs) {
   // The rule sees the function's inputs; the rest are its program's captures.
-  const std::size_t count = eq.rule->input_count();
+  const std::size_t count = eq.code<ir::CustomRule>()->input_count();
   std::vector<nx::Tensor> primals, tangents;
   bool any = false;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
@@ -46,20 +46,20 @@ std::vector<nx::Tensor> jvp(ad::JvpTrace& trace, const ir::Equation& eq, std::sp
   if (!any) return ir::bind_construct(eq, primals, "rune::custom_jvp");
   std::span<const nx::Tensor> p(primals.data(), count), t(tangents.data(), count);
   std::vector<nx::Tensor> out, out_tangents;
-  if (!eq.rule->reverse_only) {
-    std::tie(out, out_tangents) = eq.rule->jvp(p, t);
+  if (!eq.code<ir::CustomRule>()->reverse_only) {
+    std::tie(out, out_tangents) = eq.code<ir::CustomRule>()->jvp(p, t);
   } else {
     if (!trace.linearizing())
       nx::ops::fail("rune::jvp", "a custom_vjp rule has no forward derivative; give the function a custom_jvp rule");
     detail::Pullback pullback;
-    std::tie(out, pullback) = eq.rule->vjp(p);
+    std::tie(out, pullback) = eq.code<ir::CustomRule>()->vjp(p);
     auto [transpose, residuals] = trace_pullback(pullback, out);
     auto call = std::make_shared<ir::LinearCall>();
     call->transpose = transpose;
     for (const nx::Tensor& y : out) call->output_types.push_back(nx::ops::type_of(y));
     ir::Equation linear;
     linear.kind = ir::OpKind::linear_call;
-    linear.call = call;
+    linear.info = call;
     std::vector<nx::Tensor> linear_inputs(t.begin(), t.end());
     linear_inputs.insert(linear_inputs.end(), residuals.begin(), residuals.end());
     out_tangents = ir::bind_construct(linear, linear_inputs, "rune::grad");
@@ -77,12 +77,12 @@ std::vector<ir::TensorType> output_types(const ir::Equation& eq, std::span<const
 
 // Recorded in a program, its program computes it; called directly, its C++.
 std::vector<nx::Tensor> eager(const ir::Equation& eq, std::span<const nx::Tensor> inputs) {
-  return eq.programs.empty() ? eq.rule->call(inputs) : ir::evaluate(*eq.programs[0], inputs);
+  return eq.programs.empty() ? eq.code<ir::CustomRule>()->call(inputs) : ir::evaluate(*eq.programs[0], inputs);
 }
 
 void record(ir::Equation& eq, std::vector<nx::Tensor>& inputs) {
   if (!eq.programs.empty()) return;
-  auto [program, captures] = eq.rule->trace(inputs);
+  auto [program, captures] = eq.code<ir::CustomRule>()->trace(inputs);
   eq.programs = {program};
   inputs.insert(inputs.end(), captures.begin(), captures.end());
 }
@@ -107,7 +107,7 @@ namespace rune::detail {
 std::vector<nx::Tensor> bind_custom(std::shared_ptr<const CustomRule> rule, std::span<const nx::Tensor> inputs) {
   ir::Equation eq;
   eq.kind = ir::OpKind::custom;
-  eq.rule = std::move(rule);
+  eq.info = std::move(rule);
   return ir::bind_construct(eq, inputs, ir::entry_point(eq));
 }
 

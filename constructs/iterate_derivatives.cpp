@@ -351,7 +351,7 @@ std::vector<Tensor> linearized(ad::JvpTrace& trace, const ir::Equation& eq, cons
   call->output_types = types_of(trips.carry);
   ir::Equation linear;
   linear.kind = ir::OpKind::linear_call;
-  linear.call = call;
+  linear.info = call;
   std::vector<Tensor> inputs;
   for (std::size_t k = 0; k < in.parts.carries; ++k)
     if (in.carry_slots[k] && in.tangents[k].defined()) inputs.push_back(in.tangents[k]);

@@ -19,11 +19,11 @@ std::vector<nx::Tensor> transpose(const ir::Equation& eq, std::span<const nx::Te
                                   std::span<const ir::TensorType>, std::span<const nx::Tensor> output_cts) {
   std::vector<nx::Tensor> args(output_cts.begin(), output_cts.end());
   for (std::size_t k = 0; k < args.size(); ++k)
-    if (!args[k].defined()) args[k] = nx::ops::zeros_of(eq.call->output_types[k]);
-  const std::size_t residuals = eq.call->transpose->params.size() - output_cts.size();
+    if (!args[k].defined()) args[k] = nx::ops::zeros_of(eq.code<ir::LinearCall>()->output_types[k]);
+  const std::size_t residuals = eq.code<ir::LinearCall>()->transpose->params.size() - output_cts.size();
   const std::size_t tangents = inputs.size() - residuals;
   args.insert(args.end(), inputs.begin() + long(tangents), inputs.end());
-  std::vector<nx::Tensor> in = ir::evaluate(*eq.call->transpose, args);
+  std::vector<nx::Tensor> in = ir::evaluate(*eq.code<ir::LinearCall>()->transpose, args);
   std::vector<nx::Tensor> cts(inputs.size());
   for (std::size_t i = 0; i < tangents; ++i)
     if (!inputs[i].defined()) cts[i] = in[i];
@@ -39,7 +39,7 @@ std::vector<nx::Tensor> transpose(const ir::Equation& eq, std::span<const nx::Te
 const ir::ConstructRules linear_call_rules = [] {
   ir::ConstructRules r;
   r.entry_point = "rune::custom_vjp";
-  r.output_types = [](const ir::Equation& eq, std::span<const ir::TensorType>) { return eq.call->output_types; };
+  r.output_types = [](const ir::Equation& eq, std::span<const ir::TensorType>) { return eq.code<ir::LinearCall>()->output_types; };
   r.eager = eager;
   r.transpose = transpose;
   return r;

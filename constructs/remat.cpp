@@ -88,7 +88,7 @@ std::vector<Tensor> jvp(ad::JvpTrace& trace, const ir::Equation& eq, std::span<c
   for (const Tensor& y : outputs) call->output_types.push_back(nx::ops::type_of(y));
   ir::Equation linear;
   linear.kind = ir::OpKind::linear_call;
-  linear.call = call;
+  linear.info = call;
   std::vector<Tensor> linear_inputs;
   for (std::size_t i = 0; i < inputs.size(); ++i)
     if (slots[i]) linear_inputs.push_back(tangents[i]);

@@ -7,17 +7,10 @@ namespace rune::ir {
 const ConstructRules& construct_rules(OpKind kind) {
   using namespace constructs;
   switch (kind) {
-    case OpKind::scan: return scan_rules;
-    case OpKind::iterate: return iterate_rules;
-    case OpKind::root: return root_rules;
-    case OpKind::remat: return remat_rules;
-    case OpKind::total_add: return total_add_rules;
-    case OpKind::collect: return collect_rules;
-    case OpKind::cond: return cond_rules;
-    case OpKind::check: return check_rules;
-    case OpKind::callback: return callback_rules;
-    case OpKind::custom: return custom_rules;
-    case OpKind::linear_call: return linear_call_rules;
+#define CONSTRUCT(kind) \
+  case OpKind::kind: return kind##_rules;
+#include "ir/constructs.def"
+#undef CONSTRUCT
     case OpKind::primitive:
     case OpKind::constant: break;
   }
@@ -25,9 +18,7 @@ const ConstructRules& construct_rules(OpKind kind) {
 }
 
 std::optional<OpKind> construct_named(std::string_view word) {
-  for (OpKind kind : {OpKind::scan, OpKind::iterate, OpKind::cond, OpKind::root, OpKind::remat, OpKind::total_add,
-                      OpKind::collect, OpKind::check,
-                      OpKind::callback, OpKind::custom, OpKind::linear_call})
+  for (OpKind kind : construct_kinds)
     if (const auto& text = construct_rules(kind).text; text && text->word == word) return kind;
   return std::nullopt;
 }

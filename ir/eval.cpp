@@ -98,7 +98,7 @@ void check_result_buffers(const Program& p, std::span<const nx::Tensor> buffers,
 }
 
 std::string_view entry_point(const Equation& eq) {
-  if (eq.kind == OpKind::custom && eq.rule->reverse_only) return "rune::custom_vjp";
+  if (eq.kind == OpKind::custom && eq.code<CustomRule>()->reverse_only) return "rune::custom_vjp";
   return construct_rules(eq.kind).entry_point;
 }
 

@@ -173,11 +173,11 @@ class Printer {
                                 params_text(eq.params));
       case OpKind::linear_call: return line(indent, head + "pullback(" + names_of(eq.inputs) + ")");
       case OpKind::custom:
-        line(indent, head + std::string(eq.rule->name()) + "(" + names_of(eq.inputs) + ")");
+        line(indent, head + std::string(eq.code<CustomRule>()->name()) + "(" + names_of(eq.inputs) + ")");
         return program(*eq.programs[0], indent + 4);
       case OpKind::callback: return line(indent, head + "callback(" + names_of(eq.inputs) + ")");
       case OpKind::check:
-        return line(indent, head + "check " + std::to_string(eq.check->condition_count) + " conditions (" +
+        return line(indent, head + "check " + std::to_string(eq.code<CheckCall>()->condition_count) + " conditions (" +
                                 names_of(eq.inputs) + ")");
       default: return construct(eq, head, indent);  // the constructs with text
     }

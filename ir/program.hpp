@@ -41,19 +41,18 @@ using nx::ops::Prim;
 using nx::ops::TensorType;
 
 enum class OpKind : std::uint8_t {
-  primitive,    // one nx primitive: prim, params
-  constant,     // a concrete value: constant
-  scan,         // a loop over rows: scan fields, programs[0] is the step
-  linear_call,  // a linear map known only by its transpose: call
-  check,        // nx::check: inputs are the conditions then the data; no outputs
-  callback,     // rune::callback: C++ run on the inputs' elements: host
-  custom,       // custom_jvp/custom_vjp: programs[0] computes it, rule differentiates it
-  iterate,      // a loop until a condition: iterate fields, programs: until, step
-  root,         // a zero of programs[0] (the residual): root fields
-  remat,        // programs[0], recomputed in the backward pass
-  total_add,    // an add to a rune::Total: total fields
-  collect,      // programs[0] run with a total open: total fields
-  cond,         // one of its programs (the branches), chosen by an index (see below)
+  primitive,  // one nx primitive: prim, params
+  constant,   // a concrete value: constant
+#define CONSTRUCT(kind) kind,
+#include "ir/constructs.def"
+#undef CONSTRUCT
+};
+
+// Every construct's kind, in the order of ir/constructs.def.
+inline constexpr OpKind construct_kinds[] = {
+#define CONSTRUCT(kind) OpKind::kind,
+#include "ir/constructs.def"
+#undef CONSTRUCT
 };
 
 // Whether equations of this kind are constructs (ir/construct.hpp).
@@ -162,7 +161,11 @@ struct TotalInfo {
   bool operator==(const TotalInfo&) const = default;
 };
 
-using ConstructInfo = std::variant<std::monostate, ScanInfo, IterateInfo, RootInfo, TotalInfo>;
+// A construct's payload (none for remat and cond, whose programs are all
+// they hold); C++ code by address: two are the same only when they are one.
+using ConstructInfo =
+    std::variant<std::monostate, ScanInfo, IterateInfo, RootInfo, TotalInfo, std::shared_ptr<const LinearCall>,
+                 std::shared_ptr<const CheckCall>, std::shared_ptr<const HostCall>, std::shared_ptr<const CustomRule>>;
 
 // The lanes of a map (rune::vmap) that an equation's result holds along
 // axis 0: `count` of them, the first being lane `first` (a scalarized part
@@ -186,10 +189,12 @@ struct Equation {
   nx::Tensor constant;
   ConstructInfo info;
   std::vector<std::shared_ptr<const Program>> programs;
-  std::shared_ptr<const LinearCall> call;
-  std::shared_ptr<const CheckCall> check;
-  std::shared_ptr<const HostCall> host;
-  std::shared_ptr<const CustomRule> rule;
+  // The payload of C++ code a construct holds (LinearCall, CheckCall,
+  // HostCall, CustomRule), or null when it holds another.
+  template <class Code> const Code* code() const {
+    const auto* held = std::get_if<std::shared_ptr<const Code>>(&info);
+    return held ? held->get() : nullptr;
+  }
   // Where it was traced: the file and line of the nx call or construct that
   // made it (none: rune made it, or a text without places). A note, as
   // `hoisted` is: equality leaves it out, and the text shows it when asked

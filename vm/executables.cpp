@@ -31,7 +31,9 @@ namespace {
 bool holds_cpp_code(const ir::Program& program) {
   return std::any_of(program.equations.begin(), program.equations.end(), [](const ir::Equation& eq) {
     const auto* root = std::get_if<ir::RootInfo>(&eq.info);
-    if (eq.call || eq.check || eq.host || eq.rule || (root && root->linear_solve)) return true;
+    if (eq.code<ir::LinearCall>() || eq.code<ir::CheckCall>() || eq.code<ir::HostCall>() ||
+        eq.code<ir::CustomRule>() || (root && root->linear_solve))
+      return true;
     return std::any_of(eq.programs.begin(), eq.programs.end(),
                        [](const auto& sub) { return holds_cpp_code(*sub); });
   });
