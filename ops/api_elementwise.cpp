@@ -56,18 +56,26 @@ std::optional<Tensor> with_double(Prim p, const Tensor& t, double value, bool va
 }
 }  // namespace
 
-#define NX_DEFINE_UNARY(f)                                                                                           \
-  Tensor f(Operand x) {                                                                                              \
-    const detail::Calling here(x.site());                                                                            \
-    return bind(Prim::f, {x});                                                                                       \
-  }
-NX_DEFINE_UNARY(neg) NX_DEFINE_UNARY(abs) NX_DEFINE_UNARY(sign) NX_DEFINE_UNARY(exp) NX_DEFINE_UNARY(exp2)
-NX_DEFINE_UNARY(log) NX_DEFINE_UNARY(log2) NX_DEFINE_UNARY(log1p) NX_DEFINE_UNARY(expm1) NX_DEFINE_UNARY(sqrt)
-NX_DEFINE_UNARY(rsqrt) NX_DEFINE_UNARY(sin) NX_DEFINE_UNARY(cos) NX_DEFINE_UNARY(tan) NX_DEFINE_UNARY(tanh)
-NX_DEFINE_UNARY(sinh) NX_DEFINE_UNARY(cosh) NX_DEFINE_UNARY(asin) NX_DEFINE_UNARY(acos) NX_DEFINE_UNARY(atan)
-NX_DEFINE_UNARY(erf) NX_DEFINE_UNARY(floor) NX_DEFINE_UNARY(ceil) NX_DEFINE_UNARY(round) NX_DEFINE_UNARY(isnan)
-NX_DEFINE_UNARY(isinf) NX_DEFINE_UNARY(isfinite) NX_DEFINE_UNARY(logical_not)
-#undef NX_DEFINE_UNARY
+// Every unary primitive of the table (ops/primitives.def) is the nx function
+// of its name: NX_IF_UNARY(kind) keeps its arguments for that family alone.
+#define NX_IF_UNARY(kind) NX_IF_UNARY_##kind
+#define NX_IF_UNARY_unary(...) __VA_ARGS__
+#define NX_IF_UNARY_binary(...)
+#define NX_IF_UNARY_select(...)
+#define NX_IF_UNARY_convert(...)
+#define NX_IF_UNARY_reduce(...)
+#define NX_IF_UNARY_arg(...)
+#define NX_IF_UNARY_layout(...)
+#define NX_IF_UNARY_linalg(...)
+#define NX_IF_UNARY_random(...)
+#define NX_IF_UNARY_collective(...)
+#define PRIM(id, api, kind, arity, accepts, result, flags) \
+  NX_IF_UNARY(kind)(Tensor id(Operand x) {                 \
+    const detail::Calling here(x.site());                  \
+    return bind(Prim::id, {x});                            \
+  })
+#include "ops/primitives.def"
+#undef PRIM
 
 // A binary primitive of two tensors, and with a double on one side: the
 // double made a scalar of the tensor's dtype (or straight into the row loop:

@@ -28,7 +28,7 @@ enum class Family : std::uint8_t { unary, binary, select, convert, reduce, arg, 
 // Operand dtype classes.
 enum DTypeClass : std::uint8_t { B = 1, S = 2, U = 4, F = 8, C = 16 };
 enum class ResultDType : std::uint8_t { Same, Bool, Real, Param, Int32 };
-enum PrimFlag : std::uint8_t { Linear = 1, Commutative = 2, NoDiff = 4 };
+enum PrimFlag : std::uint8_t { Linear = 1, Commutative = 2, NoDiff = 4, Simd = 8 };
 // A primitive that is NoDiff has no tangent (its results are integers or
 // booleans, or it stops derivatives); one that is Linear has a transpose rule.
 

@@ -189,29 +189,29 @@ template <Prim P, class T, class Arch> struct BatchReduce {
   }
 };
 
+// The row loops of primitive P (a row of the table flagged Simd) in dtype d.
+template <Prim P, class T, class Arch> void fill_primitive(Table& t, int d) {
+  constexpr Family family = info(P).family;
+  if constexpr (family == Family::unary) {
+    t.unary[int(P)][d] = &unary_loop<P, T, Arch>;
+    t.unary_streaming[int(P)][d] = &unary_loop<P, T, Arch, true>;
+  } else if constexpr (family == Family::binary) {
+    t.binary[int(P)][d] = &binary_loop<P, T, Arch>;
+    t.binary_streaming[int(P)][d] = &binary_loop<P, T, Arch, true>;
+  } else {
+    static_assert(family == Family::reduce, "ops/primitives.def: Simd flags a primitive with no SIMD loop");
+    t.reduce[int(P)][d] = &reduce_whole<BatchReduce<P, T, Arch>>;
+    t.reduce_pieces[int(P)][d] = {&BatchReduce<P, T, Arch>::start, &BatchReduce<P, T, Arch>::add,
+                                  &BatchReduce<P, T, Arch>::finish, &BatchReduce<P, T, Arch>::finish};
+  }
+}
+
 template <class Arch, class T> void fill_type(Table& t) {
   constexpr int d = int(std::is_same_v<T, float> ? DType::float32 : DType::float64);
-#define NX_SIMD_UNARY(P)                                      \
-  t.unary[int(Prim::P)][d] = &unary_loop<Prim::P, T, Arch>; \
-  t.unary_streaming[int(Prim::P)][d] = &unary_loop<Prim::P, T, Arch, true>;
-  NX_SIMD_UNARY(neg) NX_SIMD_UNARY(abs) NX_SIMD_UNARY(sign) NX_SIMD_UNARY(exp) NX_SIMD_UNARY(exp2)
-  NX_SIMD_UNARY(log) NX_SIMD_UNARY(log2) NX_SIMD_UNARY(log1p) NX_SIMD_UNARY(expm1) NX_SIMD_UNARY(sqrt)
-  NX_SIMD_UNARY(rsqrt) NX_SIMD_UNARY(sin) NX_SIMD_UNARY(cos) NX_SIMD_UNARY(tan) NX_SIMD_UNARY(tanh)
-  NX_SIMD_UNARY(sinh) NX_SIMD_UNARY(cosh) NX_SIMD_UNARY(asin) NX_SIMD_UNARY(acos) NX_SIMD_UNARY(atan)
-  NX_SIMD_UNARY(floor) NX_SIMD_UNARY(ceil) NX_SIMD_UNARY(round)
-#undef NX_SIMD_UNARY
-#define NX_SIMD_BINARY(P)                                       \
-  t.binary[int(Prim::P)][d] = &binary_loop<Prim::P, T, Arch>; \
-  t.binary_streaming[int(Prim::P)][d] = &binary_loop<Prim::P, T, Arch, true>;
-  NX_SIMD_BINARY(add) NX_SIMD_BINARY(sub) NX_SIMD_BINARY(mul) NX_SIMD_BINARY(div)
-  NX_SIMD_BINARY(maximum) NX_SIMD_BINARY(minimum)
-#undef NX_SIMD_BINARY
-#define NX_SIMD_REDUCE(P)                                               \
-  t.reduce[int(Prim::P)][d] = &reduce_whole<BatchReduce<Prim::P, T, Arch>>; \
-  t.reduce_pieces[int(Prim::P)][d] = {&BatchReduce<Prim::P, T, Arch>::start, &BatchReduce<Prim::P, T, Arch>::add, \
-                                      &BatchReduce<Prim::P, T, Arch>::finish, &BatchReduce<Prim::P, T, Arch>::finish};
-  NX_SIMD_REDUCE(reduce_sum) NX_SIMD_REDUCE(reduce_prod) NX_SIMD_REDUCE(reduce_max) NX_SIMD_REDUCE(reduce_min)
-#undef NX_SIMD_REDUCE
+#define PRIM(id, api, kind, arity, accepts, result, flags) \
+  if constexpr (((flags) & Simd) != 0) fill_primitive<Prim::id, T, Arch>(t, d);
+#include "ops/primitives.def"
+#undef PRIM
 }
 
 template <class Arch> void fill(Table& t, const char* name) {
