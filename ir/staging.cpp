@@ -81,6 +81,8 @@ void StagingTrace::holds_lanes(const nx::Tensor& value, std::int64_t lanes) {
   if (!owns(value) || program_.equations.empty()) return;
   Equation& last = program_.equations.back();
   const int v = static_cast<const StageTracer&>(*value.impl()->tracer).value;
+  const nx::Shape& shape = program_.types[std::size_t(v)].shape;
+  nx::ops::internal_assert(!shape.empty() && shape[0] == lanes, "a map's value to hold its lanes along axis 0");
   if (last.kind == OpKind::primitive && last.outputs == std::vector<int>{v}) last.lanes = {0, lanes};
 }
 

@@ -77,6 +77,15 @@ struct TracedRead : std::invalid_argument {
   throw std::logic_error("rune: internal error: " + std::string(where) + ": " + message);
 }
 
+// Checks an invariant of rune's own code: false is rune's bug, thrown as an
+// internal error naming the check's file and line ("rune: internal error:
+// staging.cpp:52: expected a map's value to hold its lanes along axis 0").
+inline void internal_assert(bool holds, std::string_view expected,
+                            rune::detail::CallSite at = rune::detail::CallSite::current()) {
+  if (!holds) [[unlikely]]
+    internal_error(describe(at), "expected " + std::string(expected));
+}
+
 // Calls the `kind` rule ("jvp") of the primitive whose api is `api`; a user
 // error escaping it (its operands were checked before) is the rule's bug,
 // reported as an internal error: "... internal error: the jvp rule of nx::mul: ...".

@@ -52,6 +52,8 @@ void raise_non_finite(std::string_view what, const Tensor& value, std::int64_t e
 
 void raise_non_finite_in_lane(std::string_view what, const Tensor& value, std::int64_t element,
                               rune::detail::CallSite site, std::int64_t first, std::int64_t lanes) {
+  internal_assert(lanes > 0 && value.numel() % lanes == 0 && (lanes == 1 || value.shape()[0] == lanes),
+                  "the value to hold its lanes along axis 0");
   const std::int64_t per_lane = value.numel() / lanes, k = element / per_lane;
   try {
     raise_non_finite(what, value.shape().empty() ? value : nx::get(value, k), element % per_lane, site);

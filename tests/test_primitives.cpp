@@ -8,6 +8,7 @@
 #include "primitive_cases.hpp"
 
 #include <functional>
+#include <memory>
 #include <set>
 
 using nx::Tensor;
@@ -154,6 +155,23 @@ TEST_CASE("the kernel table has a loop for every accepted dtype") {
     }
 }
 
+TEST_CASE("the rows flagged Simd, and they alone, have SIMD loops for float32 and float64") {
+  const auto& K = kernels::table();
+  if (std::string_view(K.arch) == "generic") return;  // (RUNE_SIMD=portable: portable loops alone)
+  INFO("arch " << K.arch);
+  const auto portable = std::make_unique<kernels::Table>();
+  kernels::fill_portable(*portable);
+  for (int i = 0; i < prim_count; ++i)
+    for (nx::DType d : {nx::float32, nx::float64}) {
+      const PrimInfo& I = info(Prim(i));
+      INFO(I.name << " " << nx::name(d));
+      const int k = int(d);
+      const bool simd = K.unary[i][k] != portable->unary[i][k] || K.binary[i][k] != portable->binary[i][k] ||
+                        K.reduce[i][k] != portable->reduce[i][k];
+      CHECK(simd == bool(I.flags & Simd));
+    }
+}
+
 TEST_CASE("elementwise primitives run on every dtype they accept, and refuse the others") {
   for (int i = 0; i < prim_count; ++i) {
     const PrimInfo& I = info(Prim(i));
@@ -197,6 +215,14 @@ TEST_CASE("a user error escaping a rule is an internal error naming the rule") {
                        Catch::Matchers::Message("rune: internal error: the jvp rule of nx::mul: nx::add: shapes [2] "
                                                 "and [3] do not broadcast (at test_primitives.cpp:" +
                                                 std::to_string(line) + ")"));
+}
+
+TEST_CASE("internal_assert: a broken invariant is an internal error naming the check's line") {
+  CHECK_NOTHROW(internal_assert(true, "nothing"));
+  const int line = __LINE__ + 1;
+  CHECK_THROWS_MATCHES(internal_assert(1 + 1 == 3, "arithmetic to hold"), std::logic_error,
+                       Catch::Matchers::Message("rune: internal error: test_primitives.cpp:" + std::to_string(line) +
+                                                ": expected arithmetic to hold"));
 }
 
 // API.md: a user error's message starts with the called function's name. A

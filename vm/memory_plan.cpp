@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ops/concrete.hpp"
+#include "ops/errors.hpp"
 #include "vm/kernel_memory.hpp"
 #include "vm/machine.hpp"
 #include "vm/operands.hpp"
@@ -178,6 +179,7 @@ void insert_releases(Code& code, const std::vector<std::vector<std::int32_t>>& d
     with.push_back(release);
     origins.emplace_back();
   }
+  nx::ops::internal_assert(origins.size() == with.size(), "an origin per instruction");
   code.instructions = std::move(with);
   // (the side tables naming instructions by pc follow them)
   code.origins = std::move(origins);

@@ -7,6 +7,7 @@
 
 #include "ir/passes/canonical.hpp"
 #include "ops/concrete.hpp"
+#include "ops/errors.hpp"
 
 namespace rune::ir {
 
@@ -397,7 +398,8 @@ class Rewriting {
           if (at[axis] < type(v).shape[axis]) return of(v, at);
           at[axis] -= type(v).shape[axis];
         }
-        return -1;  // (unreachable: the type rule sums the lengths)
+        nx::ops::internal_assert(false, "a concatenate's length to be its operands' (its type rule sums them)");
+        return -1;
       }
       default: break;  // elementwise
     }
