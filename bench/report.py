@@ -583,7 +583,7 @@ def w8_section(rows, w):
       "float64 by random int32 indices, against a plain loop doing the same reads and writes into a buffer "
       "allocated once. Targets: every rune row within 2x its baseline (time ÷ the baseline's, medians of "
       "the same run), the flight's final positions within 1e-9 of the plain loop's, 0 allocations a frame. "
-      "The step's two map kernels (the springs', the masses') are in rows of two float64 and run as machine "
+      "The step's two fused kernels (the springs', the masses') are in rows of two float64 and run as machine "
       "code once promoted (docs/vm.md, \"Machine code\"); under the vmap the springs' gathered rows come in "
       "slabs, one per lane, and their kernels stay on the VM (the masses' is machine code).")
     w("")

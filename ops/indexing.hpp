@@ -1,7 +1,7 @@
 // Indices read in place: the row an index names (take, scatter_add and the
 // dynamic slices read their indices in their own dtype, never copied), and
 // the gathers and scatters of rows by index that `take`, `scatter_add` and
-// the VM's map kernels run.
+// the VM's fused kernels run.
 #pragma once
 
 #include <cstddef>

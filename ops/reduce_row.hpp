@@ -1,5 +1,5 @@
 // The eager reductions' order of combination, shared with the VM's fused
-// reductions (vm/map_kernel.cpp), which must give the same bits.
+// reductions (vm/fused_kernel.cpp), which must give the same bits.
 #pragma once
 
 #include <cstdint>

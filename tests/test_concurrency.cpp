@@ -95,10 +95,10 @@ TEST_CASE("threads calling eager scans, sharing their codes, get the single-thre
         }, 200) == 0);
 }
 
-// A map kernel in rows of two float64 (springs' directions over 2^16
+// A fused kernel in rows of two float64 (springs' directions over 2^16
 // points: 2^17 elements a call, promoted after the first) and large enough
 // to run on oneTBB: the same bits on every thread, before and after.
-TEST_CASE("threads calling one map kernel while it is promoted to machine code get the single-threaded results") {
+TEST_CASE("threads calling one fused kernel while it is promoted to machine code get the single-threaded results") {
   const std::int64_t n = 1 << 16;
   const Tensor p = nx::reshape(nx::sin(nx::arange(nx::float64, 0, double(2 * n))), {n, 2});
   std::vector<double> springs(static_cast<std::size_t>(n));

@@ -28,7 +28,7 @@ const rune::ProfileLine& line_with(const rune::Profile& p, const std::string& te
   return *at;
 }
 
-// Lorenz-like: a scan of 50 rows over [1000] carries, each row one map kernel.
+// Lorenz-like: a scan of 50 rows over [1000] carries, each row one fused kernel.
 auto rows_of_kernels = rune::jit([](const Tensor& x, const Tensor& k) {
   auto step = [&](const Tensor& c, const Tensor& row) {
     Tensor next = nx::sin(c * k + row);
@@ -58,7 +58,7 @@ TEST_CASE("rune::profile: each instruction once a line, a scan's step summed ove
   const std::string bytecode = rune::bytecode(rows_of_kernels.program(x, k));
   REQUIRE(p.lines.size() == 2);
   const rune::ProfileLine& scan = line_with(p, "= scan 0");
-  const rune::ProfileLine& kernel = line_with(p, "= map 0");
+  const rune::ProfileLine& kernel = line_with(p, "= fused 0");
   CHECK(scan.calls == 1);
   CHECK(scan.within == -1);
   CHECK(kernel.calls == 50);  // one a row
@@ -169,7 +169,7 @@ TEST_CASE("debug_nans: compiled code names the primitive, its element and the sc
   // The function stays usable: a flight that makes none runs.
   CHECK(flight(test::f64({2}, {100, 100})).shape() == nx::Shape{10, 2});
   // Nothing fused while hunting: each primitive its own instruction.
-  CHECK(rune::bytecode(flight.program(test::f64({2}, {1, 1}))).find("= map") == std::string::npos);
+  CHECK(rune::bytecode(flight.program(test::f64({2}, {1, 1}))).find("= fused") == std::string::npos);
   auto halve = rune::jit([](const Tensor& x) {
     return rune::iterate(20, [](const Tensor& v) { return nx::less(v, nx::scalar(nx::float64, -1e300)); },
                          [](const Tensor& v) { return nx::log(v) - v; }, x);
@@ -182,9 +182,9 @@ TEST_CASE("debug_nans: a function compiled before the hunt names its fused kerne
   const Tensor x = test::f64({4}, {1, 2, 3, 0});
   CHECK(test::text(fused(x)).find("nan") != std::string::npos);  // (not hunting: no error)
   Hunting hunting;
-  CHECK_THROWS_WITH(fused(x), Catch::StartsWith("rune::debug_nans: a map kernel of nx::mul, nx::sub, nx::sqrt "
-                                                "(bytecode: map t") &&
-                                  Catch::EndsWith(" = map 0) at test_debugging.cpp:181 made nan from finite operands "
+  CHECK_THROWS_WITH(fused(x), Catch::StartsWith("rune::debug_nans: a fused kernel of nx::mul, nx::sub, nx::sqrt "
+                                                "(bytecode: fused t") &&
+                                  Catch::EndsWith(" = fused 0) at test_debugging.cpp:181 made nan from finite operands "
                                                   "(element 3 of its float64 [4] result)"));
 }
 

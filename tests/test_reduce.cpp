@@ -177,7 +177,7 @@ TEST_CASE("rows reduced together, and compiled reductions, give the bits of one 
     const Tensor rows = nx::sum(x, {1});
     for (std::int64_t r = 0; r < 4; ++r)
       CHECK(same_bits(nx::get(rows, r), nx::sum(nx::get(x, r))));
-    // a compiled map kernel folds its blocks into the sum as it computes them
+    // a compiled fused kernel folds its blocks into the sum as it computes them
     auto fused = rune::jit([](const Tensor& t) { return std::pair{nx::sum(nx::exp(t) * 0.5f, {1}), nx::mean(t * t)}; });
     const auto [sums, mean] = fused(x);
     CHECK(same_bits(sums, nx::sum(nx::exp(x) * 0.5f, {1})));

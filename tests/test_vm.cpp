@@ -1,4 +1,4 @@
-// The VM (vm/): what programs compile to (scalar instructions, map kernels,
+// The VM (vm/): what programs compile to (scalar instructions, fused kernels,
 // scans and sub-codes), and that what it computes has the reference
 // interpreter's bits (the golden programs and the generated ones compare
 // the two as well: test_golden, test_generated).
@@ -120,9 +120,9 @@ TEST_CASE("a scalar loop compiles to scalar instructions and gives the plain C++
   CHECK(nx::to_vector<double>(xs) == trajectory);
 }
 
-TEST_CASE("an elementwise chain is one map kernel whose bits are eager's at every size and thread count") {
+TEST_CASE("an elementwise chain is one fused kernel whose bits are eager's at every size and thread count") {
   const std::string text = listing(chain, nx::zeros(nx::float32, {8}));
-  CHECK(count(text, "= map ") == 1);
+  CHECK(count(text, "= fused ") == 1);
   CHECK(count(text, "  call ") == 0);
   for (nx::DType dtype : {nx::float32, nx::float64})
     for (std::int64_t size : {0, 1, 5, 511, 512, 513, 1023, 1024, 1025, 300001}) {
@@ -140,27 +140,27 @@ TEST_CASE("a kernel writing more than half the last-level cache streams its resu
   chain_as_eager(nx::linspace(nx::float32, -3., 3., std::int64_t(threshold / 4 + 1)));
 }
 
-TEST_CASE("a map kernel's temporaries share block buffers where their lives do not overlap") {
+TEST_CASE("a fused kernel's temporaries share block buffers where their lives do not overlap") {
   const auto code = compiled(chain, nx::zeros(nx::float32, {8}));
-  REQUIRE(code->maps.size() == 1);
-  const rune::vm::MapKernel& m = code->maps[0];
+  REQUIRE(code->kernels.size() == 1);
+  const rune::vm::FusedKernel& m = code->kernels[0];
   std::size_t temporaries = 0;
-  for (const rune::vm::MapKernel::Slot& slot : m.slots)
-    if (slot.source == rune::vm::MapKernel::Source::computed && slot.reg < 0) {
+  for (const rune::vm::FusedKernel::Slot& slot : m.slots)
+    if (slot.source == rune::vm::FusedKernel::Source::computed && slot.reg < 0) {
       ++temporaries;
       CHECK(slot.buffer >= 0);
     }
   CHECK(temporaries == 7);
   CHECK(m.buffers.size() == 3);  // (exp(-x * x) waits in one while tanh(x * 2 + 1) * x needs two)
   // A step never writes the buffer of a value it reads.
-  for (const rune::vm::MapKernel::Step& step : m.steps)
+  for (const rune::vm::FusedKernel::Step& step : m.steps)
     for (int i = 0; i < nx::ops::info(step.prim).arity; ++i) {
-      const rune::vm::MapKernel::Slot &in = m.slots[std::size_t(step.in[i])], &out = m.slots[std::size_t(step.out)];
+      const rune::vm::FusedKernel::Slot &in = m.slots[std::size_t(step.in[i])], &out = m.slots[std::size_t(step.out)];
       if (in.buffer >= 0) CHECK(in.buffer != out.buffer);
     }
 }
 
-TEST_CASE("map kernels read broadcast scalars, one-element tensors and strided views, and write what is read outside") {
+TEST_CASE("fused kernels read broadcast scalars, one-element tensors and strided views, and write what is read outside") {
   auto f = [](const Tensor& m, const Tensor& one, const Tensor& s) {
     Tensor a = m * s + one;
     Tensor b = nx::where(nx::greater(a, one), nx::sqrt(a), -a);
@@ -170,13 +170,13 @@ TEST_CASE("map kernels read broadcast scalars, one-element tensors and strided v
   const Tensor one = nx::ones(nx::float64, {1, 1}), s = nx::scalar(nx::float64, 1.5);
   const std::string text = listing(f, m, one, s);
   INFO(text);
-  CHECK(count(text, "  map ") == 1);
+  CHECK(count(text, "  fused ") == 1);
   auto code = compiled(f, m, one, s);
   same_on_both(*code, {m, one, s});
   CHECK(test::text(rune::jit(f)(m, one, s).second) == test::text(f(m, one, s).second));
 }
 
-TEST_CASE("map kernels read operands broadcast along middle axes, gathered per block, with eager's bits") {
+TEST_CASE("fused kernels read operands broadcast along middle axes, gathered per block, with eager's bits") {
   // b along axis 1, c along axes 0 and 2 (in [2, 3, 1, 700], rows of 2100 where the bias, first, makes the
   // kernel's rows 700: gathered too), bias a row; the sums over the last axis fold in.
   auto f = [](const Tensor& a, const Tensor& b, const Tensor& c, const Tensor& bias) {
@@ -195,7 +195,7 @@ TEST_CASE("map kernels read operands broadcast along middle axes, gathered per b
     const Tensor bias = nx::linspace(nx::float64, 0., 1., shape[3]);
     const std::string text = listing(f, a, b, c, bias);
     INFO(text);
-    CHECK(count(text, "  map ") == 1);
+    CHECK(count(text, "  fused ") == 1);
     CHECK(count(text, "  call ") == 0);
     auto code = compiled(f, a, b, c, bias);
     same_on_both(*code, {a, b, c, bias});
@@ -210,18 +210,18 @@ TEST_CASE("map kernels read operands broadcast along middle axes, gathered per b
   REQUIRE(!nx::ops::is_contiguous(*w.impl()));
   const std::string text = listing(g, x, w, v);
   INFO(text);
-  CHECK(count(text, "  map ") == 1);
+  CHECK(count(text, "  fused ") == 1);
   same_on_both(*compiled(g, x, w, v), {x, w, v});
 }
 
-TEST_CASE("a reduction of a map kernel's value over all its elements is folded into the kernel, with eager's bits") {
+TEST_CASE("a reduction of a fused kernel's value over all its elements is folded into the kernel, with eager's bits") {
   auto f = [](const Tensor& x) {
     Tensor e = nx::exp(x) - 1.;
     return std::tuple{nx::sum(x * x), nx::max(e), nx::min(e), nx::prod(x * 0.5 + 1.), nx::mean(nx::abs(x))};
   };
   const std::string text = listing(f, nx::zeros(nx::float32, {8}));
   INFO(text);
-  CHECK(count(text, "= map ") == 1);
+  CHECK(count(text, "= fused ") == 1);
   CHECK(count(text, "  call ") == 0);
   CHECK(count(text, "= reduce_sum m") == 2);
   CHECK(count(text, "= reduce_max m") == 1);
@@ -244,7 +244,7 @@ TEST_CASE("a reduction of a map kernel's value over all its elements is folded i
   auto centred = [](const Tensor& x) { return nx::sum((x - nx::mean(x * 2.)) * x); };
   const std::string two = listing(centred, nx::zeros(nx::float64, {4}));
   INFO(two);
-  CHECK(count(two, "= map ") == 2);
+  CHECK(count(two, "= fused ") == 2);
   for (std::int64_t size : {0, 3, 70000}) {
     const Tensor x = nx::linspace(nx::float64, -1., 2., size);
     same_on_both(*compiled(centred, x), {x});
@@ -256,7 +256,7 @@ TEST_CASE("a reduction of a map kernel's value over all its elements is folded i
   };
   const std::string by_rows = listing(rows, nx::zeros(nx::float64, {3, 4}));
   INFO(by_rows);
-  CHECK(count(by_rows, "= map ") == 1);
+  CHECK(count(by_rows, "= fused ") == 1);
   CHECK(count(by_rows, "; rows of 4") == 3);
   auto columns = [](const Tensor& x) { return nx::sum(x * x, {0}); };
   CHECK(count(listing(columns, nx::zeros(nx::float64, {3, 4})), " = reduce_sum t") == 1);
@@ -285,7 +285,7 @@ TEST_CASE("an operand repeated along the kernel's leading axes (a bias on each r
   const std::string text = listing(layer, nx::zeros(nx::float32, {4, 3}), nx::zeros(nx::float32, {3}),
                                    nx::zeros(nx::float32, {1, 3}));
   INFO(text);
-  CHECK(count(text, "= map ") == 1);
+  CHECK(count(text, "= fused ") == 1);
   CHECK(count(text, "steps, rows of 3") == 1);
   CHECK(count(text, "  call ") == 0);
   for (nx::DType dtype : {nx::float32, nx::float64})
@@ -325,7 +325,7 @@ TEST_CASE("an operand repeated along the kernel's leading axes (a bias on each r
   auto two = [](const Tensor& x, const Tensor& b, const Tensor& c) { return nx::sum(x + b) + nx::sum(nx::reshape(x, {6, 2}) + c); };
   const Tensor x = nx::ones(nx::float64, {4, 3}), b = nx::ones(nx::float64, {3}), c = nx::ones(nx::float64, {2});
   same_on_both(*compiled(two, x, b, c), {x, b, c});
-  CHECK(count(listing(two, x, b, c), "= map ") == 2);
+  CHECK(count(listing(two, x, b, c), "= fused ") == 2);
 }
 
 TEST_CASE("an operand with one element per row (a column) joins the kernel, repeated along each row") {
@@ -336,7 +336,7 @@ TEST_CASE("an operand with one element per row (a column) joins the kernel, repe
   };
   const std::string text = listing(centred, nx::zeros(nx::float64, {3, 4}), nx::ones(nx::float64, {3, 1}));
   INFO(text);
-  CHECK(count(text, "= map ") == 1);  // (then the division, one eager call)
+  CHECK(count(text, "= fused ") == 1);  // (then the division, one eager call)
   CHECK(count(text, "steps, rows of 4") == 1);
   for (nx::DType dtype : {nx::float32, nx::float64})
     for (auto [n_rows, row] : {std::pair{3, 4}, {200, 10}, {64, 1024}, {3, 1500}, {700, 300}}) {
@@ -392,7 +392,7 @@ TEST_CASE("slices and reshapes that are runs of their operand's elements are rea
   same_on_both(*compiled(broadcast, a, b), {a, b});
 }
 
-TEST_CASE("takes along axis 0 feeding a map kernel are gathered in its blocks, with eager's bits") {
+TEST_CASE("takes along axis 0 feeding a fused kernel are gathered in its blocks, with eager's bits") {
   // Springs between the rows of a [n, 2] position array: both ends gathered, the rest elementwise: one pass.
   auto stretch = [](const Tensor& pos, const Tensor& a, const Tensor& b) {
     const Tensor d = nx::take(pos, b, 0) - nx::take(pos, a, 0);
@@ -402,7 +402,7 @@ TEST_CASE("takes along axis 0 feeding a map kernel are gathered in its blocks, w
   const std::string text = listing(stretch, pos, a, b);
   INFO(text);
   CHECK(count(text, "  call ") == 0);
-  CHECK(count(text, "  map ") == 1);
+  CHECK(count(text, "  fused ") == 1);
   CHECK(count(text, "t0[t1]") == 1);
   CHECK(count(text, "t0[t2]") == 1);
   CHECK(count(text, "rows of 2") == 1);
@@ -501,7 +501,7 @@ TEST_CASE("segment sums and scatter_adds along axis 0 of a kernel's values are a
   const auto [pos, a, b] = springs();
   const std::string text = listing(forces, pos, a, b);
   INFO(text);
-  CHECK(count(text, "  map ") == 1);
+  CHECK(count(text, "  fused ") == 1);
   CHECK(count(text, "  call ") == 1);  // (the difference, one step over the masses: eager's own loop)
   CHECK(count(text, " = scatter_add ") == 2);
   CHECK(count(text, "; mode=drop") == 2);
@@ -618,7 +618,7 @@ TEST_CASE("values of one element per row join the kernel of the rows they come f
   const Tensor rest = nx::reshape(nx::linspace(nx::float64, 0.5, 1.5, 1097), {1097, 1});
   const std::string text = listing(forces, pos, a, b, rest);
   INFO(text);
-  CHECK(count(text, "  map ") == 1);
+  CHECK(count(text, "  fused ") == 1);
   CHECK(count(text, "  call ") == 1);  // (the difference of the sums)
   CHECK(count(text, "; per row") == 3);  // (sqrt, sub, mul)
   CHECK(count(text, " = reshape ") == 0);  // (keepdims's reshape, read only in the kernel: its operand's elements)
@@ -644,7 +644,7 @@ TEST_CASE("values of one element per row join the kernel of the rows they come f
         INFO(nx::name(dtype) << " " << rows << " rows of " << row);
         const std::string shown = listing(normalized, x);
         INFO(shown);
-        CHECK(count(shown, "  map ") == 1);
+        CHECK(count(shown, "  fused ") == 1);
         CHECK(count(shown, "; per row") >= 2);
         same_on_both(*compiled(normalized, x), {x});
       }
@@ -660,7 +660,7 @@ TEST_CASE("values of one element per row join the kernel of the rows they come f
     const Tensor y = t * 1.;
     return (y - nx::max(y, {1}, true)) * nx::min(y, {1}, true) + nx::prod(y, {1}, true) / nx::sum(y, {1}, true);
   };
-  CHECK(count(listing(spread_back, x), "  map ") == 1);
+  CHECK(count(listing(spread_back, x), "  fused ") == 1);
   same_on_both(*compiled(spread_back, x), {x});
 
   // A ground contact on the masses: a strided column of the positions compared per row, spread along them.
@@ -669,7 +669,7 @@ TEST_CASE("values of one element per row join the kernel of the rows they come f
     const Tensor ey = nx::create(nx::float64, {2}, {0., 1.});
     return force + nx::where(nx::less(y, 0.), -1e5 * y, 0.) * ey;
   };
-  CHECK(count(listing(contact, pos, pos), "  map ") == 1);
+  CHECK(count(listing(contact, pos, pos), "  fused ") == 1);
   same_on_both(*compiled(contact, pos, pos), {pos, pos});
 
   // A value of one element per row read along other axes than its rows' ([1, 2, 2] against [2, 2, 2]) is not
@@ -684,7 +684,7 @@ TEST_CASE("values of one element per row join the kernel of the rows they come f
   CHECK(same_bits(rune::jit(across)(cube), across(cube)));
 }
 
-TEST_CASE("a map kernel writes its result in place of an operand that dies there, when nothing else holds it") {
+TEST_CASE("a fused kernel writes its result in place of an operand that dies there, when nothing else holds it") {
   auto f = [](const Tensor& a) { return nx::exp(nx::matmul(a, a)) * 2. + 1.; };
   const Tensor a = nx::reshape(nx::linspace(nx::float64, -1., 1., 16), {4, 4});
   auto code = compiled(f, a);
@@ -1173,12 +1173,12 @@ TEST_CASE("reads and writes name every register an instruction touches, from its
   const Tensor x = nx::linspace(nx::float64, 0., 1., 6);
   auto code = compiled(f, x, nx::scalar(nx::float64, 2.));
   INFO(rune::vm::listing(*code));
-  int maps = 0, loads = 0, muls = 0;
+  int kernels = 0, loads = 0, muls = 0;
   for (const rune::vm::Instruction& in : code->instructions) {
     const auto reads = rune::vm::reads(*code, in);
     const auto writes = rune::vm::writes(*code, in);
-    if (in.op == rune::vm::Op::map) {  // (x in memory, y in a scalar register; the kernel's result)
-      ++maps;
+    if (in.op == rune::vm::Op::fused) {  // (x in memory, y in a scalar register; the kernel's result)
+      ++kernels;
       CHECK(std::count(reads.begin(), reads.end(), Location{false, code->params[0].index}) == 1);
       CHECK(std::count(reads.begin(), reads.end(), code->params[1]) == 1);
       CHECK(writes.size() == 1);
@@ -1194,7 +1194,7 @@ TEST_CASE("reads and writes name every register an instruction touches, from its
       CHECK(writes.size() == 1);
     }
   }
-  CHECK(maps == 1);
+  CHECK(kernels == 1);
   CHECK(loads == 2);
   CHECK(muls == 1);
   CHECK(rune::vm::operand(rune::vm::Op::load, 2) == rune::vm::Operand::number);
@@ -1219,11 +1219,11 @@ TEST_CASE("the verifier refuses a code reading a register before it is written, 
                                                        " (mul_f64) names s" + std::to_string(good.scalars.size()) +
                                                        ", past the code's registers"));
   rune::vm::Code table = good;
-  std::size_t map = 0;
-  while (table.instructions[map].op != rune::vm::Op::map) ++map;
-  table.instructions[map].aux = 7;
-  CHECK_THROWS_WITH(rune::vm::verify(table), StartsWith("vm::verify: instruction " + std::to_string(map) +
-                                                        " (map) indexes entry 7 of a table of 1"));
+  std::size_t kernel = 0;
+  while (table.instructions[kernel].op != rune::vm::Op::fused) ++kernel;
+  table.instructions[kernel].aux = 7;
+  CHECK_THROWS_WITH(rune::vm::verify(table), StartsWith("vm::verify: instruction " + std::to_string(kernel) +
+                                                        " (fused) indexes entry 7 of a table of 1"));
   rune::vm::Code unwritten = good;
   unwritten.results[0] = {true, std::int32_t(good.scalars.size()) - 1};
   unwritten.constants.clear();
@@ -1323,7 +1323,7 @@ std::vector<Tensor> operands(nx::ops::Prim p, nx::DType dtype, std::int64_t n) {
 
 }  // namespace
 
-TEST_CASE("every elementwise primitive gives the reference interpreter's bits on scalars and in a map kernel") {
+TEST_CASE("every elementwise primitive gives the reference interpreter's bits on scalars and in a fused kernel") {
   using nx::ops::Family;
   int programs = 0;
   for (int i = 0; i < nx::ops::prim_count; ++i) {

@@ -48,8 +48,8 @@ union RowLoop {
   nx::ops::kernels::UnaryRow unary;
   nx::ops::kernels::BinaryRow binary;
   nx::ops::kernels::SelectRow select;
-  nx::ops::kernels::ShortRows reduce;  // (a step reducing the block's rows: MapKernel::Step::Over::reduce)
-  nx::ops::PairedRows paired;          // (a step of two gathered operands: MapKernel::Step::Over::paired)
+  nx::ops::kernels::ShortRows reduce;  // (a step reducing the block's rows: FusedKernel::Step::Over::reduce)
+  nx::ops::PairedRows paired;          // (a step of two gathered operands: FusedKernel::Step::Over::paired)
 };
 
 struct Instruction {
@@ -57,7 +57,7 @@ struct Instruction {
   nx::DType dtype = nx::DType::float64;  // the operands' element type
   nx::ops::Prim prim{};
   std::int32_t dst = 0, a = 0, b = 0, c = 0;  // registers (see opcodes.def)
-  std::int32_t aux = 0;                       // index into calls, maps or scans
+  std::int32_t aux = 0;                       // index into calls, kernels or scans
   RowLoop row{};                              // unary, binary, select, convert
 };
 static_assert(sizeof(Instruction) == 32, "docs/vm.md draws the instruction in 32 bytes");
@@ -86,7 +86,7 @@ struct Call {
 // A fused elementwise kernel: `steps` computed over blocks of `size`
 // elements, then `reductions` fed by them. Its slots are the values it
 // reads and computes.
-struct MapKernel {
+struct FusedKernel {
   enum class Source : std::uint8_t {
     tensor,    // t[reg], of the kernel's shape (made C-order when it is not)
     element,   // t[reg], one element, broadcast
@@ -236,7 +236,7 @@ struct MapKernel {
   std::size_t block_bytes = 0, rows_bytes = 0;
   // One block of at most one_block_slots slots in memory or temporaries,
   // and no reductions: its steps run on its slots' base addresses
-  // (vm/map_kernel.cpp; through Blocks it costs a W6 call ~9% more: the
+  // (vm/fused_kernel.cpp; through Blocks it costs a W6 call ~9% more: the
   // block's addresses found again).
   static constexpr std::size_t one_block_slots = 32;
   bool single_block = false;
@@ -252,7 +252,7 @@ struct MapKernel {
   // The elements each result of its reductions reduces (whole rows).
   std::int64_t reduced = 0;
 
-  // Its promotion to machine code (vm/native/map_loop.cpp): shared by the
+  // Its promotion to machine code (vm/native/fused_loop.cpp): shared by the
   // copies of this kernel, freed with the last.
   std::shared_ptr<native::Unit> native = std::make_shared<native::Unit>(native::promoted_elements);
 
@@ -314,7 +314,7 @@ struct Code {
   // carry alone and the next run may write in place of it (memory_plan.hpp).
   std::vector<std::int32_t> emptied_after_run;
   std::vector<Call> calls;
-  std::vector<MapKernel> maps;
+  std::vector<FusedKernel> kernels;
   std::vector<ScanOp> scans;
   std::vector<Invoke> invokes;
   std::vector<std::vector<std::int32_t>> releases;  // tensor registers whose values are dead, per release

@@ -5,8 +5,8 @@
 // - an elementwise primitive over scalar registers becomes one scalar
 //   instruction;
 // - equations over tensors go where the fusion planner says (fusion.hpp):
-//   into the open map kernel, or not; a kernel it closes is lowered here
-//   into a MapKernel, which writes only the values read outside it;
+//   into the open fused kernel, or not; a kernel it closes is lowered here
+//   into a FusedKernel, which writes only the values read outside it;
 // - a slice or reshape that is a run of its operand's elements waits: a
 //   kernel reads the operand in place, anything else has it emitted then;
 // - a take waits too: a kernel of its shape gathers the rows it names
@@ -51,31 +51,31 @@ bool elementwise(const ir::Equation& eq) { return eq.kind == ir::OpKind::primiti
 // (add, sub, mul of float32 and float64), reads them where their indices
 // point (Step::Over::paired) instead of having their rows copied into block
 // buffers first: the same operations on the same elements, eager's bits.
-void pair_gathered_operands(MapKernel& m) {
+void pair_gathered_operands(FusedKernel& m) {
   std::vector<int> reads(m.slots.size(), 0);
-  for (const MapKernel::Step& s : m.steps)
+  for (const FusedKernel::Step& s : m.steps)
     for (std::int32_t in : s.inputs()) ++reads[std::size_t(in)];
-  for (const MapKernel::Reduction& r : m.reductions) ++reads[std::size_t(r.slot)];
-  for (const MapKernel::Scattered& s : m.scatters) ++reads[std::size_t(s.slot)];
-  auto indexed = [&](std::int32_t slot) -> MapKernel::Indexed* {
-    for (MapKernel::Indexed& g : m.indexed)
+  for (const FusedKernel::Reduction& r : m.reductions) ++reads[std::size_t(r.slot)];
+  for (const FusedKernel::Scattered& s : m.scatters) ++reads[std::size_t(s.slot)];
+  auto indexed = [&](std::int32_t slot) -> FusedKernel::Indexed* {
+    for (FusedKernel::Indexed& g : m.indexed)
       if (g.slot == slot && reads[std::size_t(slot)] == 1) return &g;
     return nullptr;
   };
-  auto index_dtype = [&](const MapKernel::Indexed& g) {
+  auto index_dtype = [&](const FusedKernel::Indexed& g) {
     return m.slots[std::size_t(m.slots[std::size_t(g.slot)].indices)].dtype;
   };
-  for (MapKernel::Step& step : m.steps) {
-    if (step.over != MapKernel::Step::Over::elements || step.family != Family::binary) continue;
-    MapKernel::Indexed* const a = indexed(step.in[0]);
-    MapKernel::Indexed* const b = indexed(step.in[1]);
+  for (FusedKernel::Step& step : m.steps) {
+    if (step.over != FusedKernel::Step::Over::elements || step.family != Family::binary) continue;
+    FusedKernel::Indexed* const a = indexed(step.in[0]);
+    FusedKernel::Indexed* const b = indexed(step.in[1]);
     if (!a || !b || a == b || a->rows.row != b->rows.row || a->rows.count != b->rows.count ||
         a->rows.mode != b->rows.mode || index_dtype(*a) != index_dtype(*b))
       continue;
     const nx::ops::PairedRows loop = nx::ops::paired_rows(step.prim, m.slots[std::size_t(step.in[0])].dtype,
                                                           index_dtype(*a), a->rows.mode, std::size_t(a->rows.row));
     if (!loop) continue;
-    step.over = MapKernel::Step::Over::paired;
+    step.over = FusedKernel::Step::Over::paired;
     step.row.paired = loop;
     a->in_place = b->in_place = true;
   }
@@ -180,7 +180,7 @@ class Compiler final : PlacedValues {
   // ---- views
   // A slice or reshape whose elements are a run of its operand's, in C
   // order, from element `offset` (when the operand is in C order): nothing
-  // is emitted for it until something reads it; a map kernel reading it
+  // is emitted for it until something reads it; a fused kernel reading it
   // addresses the operand's elements in place (Source::view), anything else
   // has it materialized, its eager rule called where it is read.
   std::optional<std::int64_t> contiguous_view(const ir::Equation& eq) const {
@@ -226,7 +226,7 @@ class Compiler final : PlacedValues {
 
   // ---- gathers
   // A take of a tensor by a tensor of indices: nothing is emitted for it
-  // until something reads it; a map kernel of its shape gathers the rows it
+  // until something reads it; a fused kernel of its shape gathers the rows it
   // names per block (Source::indexed), anything else has it emitted where
   // it is read.
   bool gathered_take(const ir::Equation& eq) const {
@@ -235,8 +235,8 @@ class Compiler final : PlacedValues {
   }
 
   // How the take or scatter_add `eq` (operand, indices, ...) addresses its
-  // rows (MapKernel::Rows).
-  MapKernel::Rows rows_of(const ir::Equation& eq) const {
+  // rows (FusedKernel::Rows).
+  FusedKernel::Rows rows_of(const ir::Equation& eq) const {
     return {.axis = eq.params.axis, .row = indexed_row(p_, eq), .length = type(eq.inputs[0]).shape[std::size_t(eq.params.axis)],
             .count = nx::numel(type(eq.inputs[1]).shape), .mode = eq.params.mode};
   }
@@ -245,13 +245,13 @@ class Compiler final : PlacedValues {
   // reductions reduce rows of `reduced` (0: none) gathers the pending take
   // v in its blocks: of the kernel's shape, the take's rows whole in every
   // block (blocks of whole kernel rows of a multiple of them, or of 1,024
-  // elements and reduced rows a multiple of them: map_kernel.cpp's blocks
+  // elements and reduced rows a multiple of them: fused_kernel.cpp's blocks
   // start at multiples of those, and its chunks of 2^15 elements).
   bool gathers(int v, const nx::Shape& shape, std::int64_t row, std::int64_t reduced) const {
     const std::int64_t rows_of = gathered_row(v);
     if (type(v).shape != shape || rows_of == 0 || (reduced != 0 && reduced % rows_of != 0)) return false;
-    if (row != 0) return row <= MapKernel::block && row % rows_of == 0;
-    return MapKernel::block % rows_of == 0;
+    if (row != 0) return row <= FusedKernel::block && row % rows_of == 0;
+    return FusedKernel::block % rows_of == 0;
   }
 
   // ---- scalar instructions
@@ -301,8 +301,8 @@ class Compiler final : PlacedValues {
     note(eq.hoisted, {eq.site, eq.lanes});
   }
 
-  // ---- map kernels
-  // A kernel the planner closed, lowered into a MapKernel: its slots (where
+  // ---- fused kernels
+  // A kernel the planner closed, lowered into a FusedKernel: its slots (where
   // each operand comes from), steps, reductions and scatters.
   void emit_kernel(KernelGroup group) {
     const std::vector<std::size_t>&members = group.members, &reductions = group.reductions, &scatters = group.scatters;
@@ -314,28 +314,28 @@ class Compiler final : PlacedValues {
     std::unordered_set<std::size_t> in_group(members.begin(), members.end());
     in_group.insert(reductions.begin(), reductions.end());
     in_group.insert(scatters.begin(), scatters.end());
-    MapKernel m;
+    FusedKernel m;
     m.shape = group.shape;
     m.size = nx::numel(m.shape);
     std::unordered_map<int, std::int32_t> slot_of;
     auto whole = [&](int v) {  // (a tensor the kernel's gathers and scatters read in place)
-      m.slots.push_back({.source = MapKernel::Source::whole, .reg = tensor_register(v), .dtype = type(v).dtype});
+      m.slots.push_back({.source = FusedKernel::Source::whole, .reg = tensor_register(v), .dtype = type(v).dtype});
       return std::int32_t(m.slots.size() - 1);
     };
     auto slot = [&](int v) {
       auto found = slot_of.find(v);
       if (found != slot_of.end()) return found->second;
-      MapKernel::Slot s;
+      FusedKernel::Slot s;
       s.dtype = type(v).dtype;
       if (pending_views_.count(v) && type(v).shape != m.shape) materialize(v);  // (a view read broadcast)
       if (pending_takes_.count(v) && !gathers(v, m.shape, group_row, group_reduced)) materialize(v);
       if (pending_takes_.count(v)) {
         const ir::Equation& take = p_.equations[pending_takes_.at(v)];
         const int operand = take.inputs[0], indices = take.inputs[1];
-        const MapKernel::Rows rows = rows_of(take);
+        const FusedKernel::Rows rows = rows_of(take);
         s.indices = whole(indices);
         s.reg = tensor_register(operand);
-        s.source = MapKernel::Source::indexed;
+        s.source = FusedKernel::Source::indexed;
         m.indexed.push_back({std::int32_t(m.slots.size()), rows,
                              nx::ops::gather_rows(type(indices).dtype, rows.mode,
                                                   std::size_t(rows.row) * nx::size_of(s.dtype))});
@@ -343,19 +343,19 @@ class Compiler final : PlacedValues {
         const auto [of, offset] = run_of(v);
         materialize(of);  // (a view of a take gathered elsewhere)
         s.reg = home(of).index;
-        s.source = MapKernel::Source::view;
+        s.source = FusedKernel::Source::view;
         s.offset = offset;
       } else {
         s.reg = home(v).index;
         const nx::Shape& shape = type(v).shape;
         const std::int64_t repeat = home(v).scalar ? 0 : repeat_of_operand(shape, m.shape);
-        s.source = home(v).scalar                     ? MapKernel::Source::scalar
-                   : shape == m.shape                 ? MapKernel::Source::tensor
-                   : nx::numel(shape) == 1            ? MapKernel::Source::element
-                   : repeat == 0 || repeat != group_row ? MapKernel::Source::broadcast
-                   : row_of_operand(shape, m.shape)   ? MapKernel::Source::rows
-                                                      : MapKernel::Source::columns;
-        if (s.source == MapKernel::Source::broadcast)
+        s.source = home(v).scalar                     ? FusedKernel::Source::scalar
+                   : shape == m.shape                 ? FusedKernel::Source::tensor
+                   : nx::numel(shape) == 1            ? FusedKernel::Source::element
+                   : repeat == 0 || repeat != group_row ? FusedKernel::Source::broadcast
+                   : row_of_operand(shape, m.shape)   ? FusedKernel::Source::rows
+                                                      : FusedKernel::Source::columns;
+        if (s.source == FusedKernel::Source::broadcast)
           m.gathered.push_back({std::int32_t(m.slots.size()), broadcast_strides(shape, m.shape)});
       }
       m.slots.push_back(s);
@@ -371,12 +371,12 @@ class Compiler final : PlacedValues {
     auto per_row_slot = [&](int v) {  // (v read by a step over the rows: one element per row)
       if (per_row.count(v) || home(v).scalar || nx::numel(type(v).shape) == 1) return slot(v);
       if (const auto found = per_row_slot_of.find(v); found != per_row_slot_of.end()) return found->second;
-      MapKernel::Slot s{.source = MapKernel::Source::tensor, .reg = home(v).index, .dtype = type(v).dtype};
+      FusedKernel::Slot s{.source = FusedKernel::Source::tensor, .reg = home(v).index, .dtype = type(v).dtype};
       if (pending_views_.count(v)) {
         const auto [of, offset] = run_of(v);
         materialize(of);
         s.reg = home(of).index;
-        s.source = MapKernel::Source::view;
+        s.source = FusedKernel::Source::view;
         s.offset = offset;
       }
       s.shape = shape_index(v);
@@ -385,12 +385,12 @@ class Compiler final : PlacedValues {
     };
     auto spread = [&](int v) {  // (a per-row value read by a step over the elements)
       if (const auto found = spread_of.find(v); found != spread_of.end()) return found->second;
-      MapKernel::Step step;
-      step.over = MapKernel::Step::Over::spread;
+      FusedKernel::Step step;
+      step.over = FusedKernel::Step::Over::spread;
       step.family = Family::unary;
       step.prim = Prim::broadcast;
       step.in[0] = slot_of.at(v);
-      m.slots.push_back({.source = MapKernel::Source::computed, .dtype = type(v).dtype});
+      m.slots.push_back({.source = FusedKernel::Source::computed, .dtype = type(v).dtype});
       step.out = spread_of[v] = std::int32_t(m.slots.size() - 1);
       m.steps.push_back(step);
       return step.out;
@@ -399,19 +399,19 @@ class Compiler final : PlacedValues {
       const ir::Equation& eq = p_.equations[i];
       const int v = eq.outputs[0];
       const bool over_rows = per_row.count(v) > 0;
-      MapKernel::Step step;
+      FusedKernel::Step step;
       step.family = eq.prim == Prim::stop_gradient || eq.prim == Prim::reshape ? Family::convert : family_of(eq);
       step.prim = eq.prim;
       if (step.family == Family::reduce) {
-        step.over = MapKernel::Step::Over::reduce;
+        step.over = FusedKernel::Step::Over::reduce;
         step.row.reduce = kernels::table().short_rows[int(eq.prim)][int(type(v).dtype)];
       } else {
-        step.over = over_rows ? MapKernel::Step::Over::rows : MapKernel::Step::Over::elements;
+        step.over = over_rows ? FusedKernel::Step::Over::rows : FusedKernel::Step::Over::elements;
         step.row = row_loop(p_, eq);
       }
       for (std::size_t k = 0; k < eq.inputs.size(); ++k) {
         const int in = eq.inputs[k];
-        step.in[k] = step.over == MapKernel::Step::Over::rows ? per_row_slot(in)
+        step.in[k] = step.over == FusedKernel::Step::Over::rows ? per_row_slot(in)
                      : per_row.count(in)                       ? spread(in)
                                                                : slot(in);  // (a reduction's: the rows reduced)
       }
@@ -422,7 +422,7 @@ class Compiler final : PlacedValues {
         slot_of[v] = step.in[0];  // (a reshape or stop_gradient read only here: its operand's elements, no step)
         continue;
       }
-      m.slots.push_back({MapKernel::Source::computed, read_outside ? home(v).index : -1, type(v).dtype});
+      m.slots.push_back({FusedKernel::Source::computed, read_outside ? home(v).index : -1, type(v).dtype});
       if (over_rows) m.slots.back().shape = shape_index(v);
       step.out = slot_of[v] = std::int32_t(m.slots.size() - 1);
       m.steps.push_back(step);
@@ -439,7 +439,7 @@ class Compiler final : PlacedValues {
     for (std::size_t i : scatters) {
       const ir::Equation& eq = p_.equations[i];
       const ir::TensorType& operand = type(eq.inputs[0]);
-      MapKernel::Scattered s;
+      FusedKernel::Scattered s;
       s.slot = slot_of.at(eq.inputs[2]);
       s.indices = whole(eq.inputs[1]);
       s.operand = whole(eq.inputs[0]);
@@ -453,8 +453,8 @@ class Compiler final : PlacedValues {
     pair_gathered_operands(m);
     m.row = group_row;
     m.reduced = group_reduced;
-    code_.maps.push_back(std::move(m));
-    emit_indexed(Op::map, code_.maps.size());
+    code_.kernels.push_back(std::move(m));
+    emit_indexed(Op::fused, code_.kernels.size());
     const auto placed =  // (the first equation with a site)
         std::find_if(members.begin(), members.end(), [&](std::size_t i) { return bool(p_.equations[i].site); });
     note(std::any_of(members.begin(), members.end(), [&](std::size_t i) { return p_.equations[i].hoisted; }),

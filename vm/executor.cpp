@@ -95,7 +95,7 @@ void execute_into(const Code& code, std::span<const nx::Tensor> args, std::span<
   if (reference_selected()) return write_results(evaluate(code, args), buffers);
   Frame frame = start(code, args);
   frame.args = args;
-  frame.into = buffers;  // (map kernels may compute results there: vm::buffer_for)
+  frame.into = buffers;  // (fused kernels may compute results there: vm::buffer_for)
   execute_checked(code, frame);
   // (scalar registers go straight to their buffers, with no 0-d tensor)
   boost::container::small_vector<nx::Tensor, 8> values(code.results.size());

@@ -176,7 +176,7 @@ KernelGroup FusionPlanner::close_for_reduced() {
 // in rows of the length of the kernel's other reductions, made of whole
 // rows of the kernel.
 bool FusionPlanner::folds(const ir::Equation& eq) const {
-  if (open_.reductions.size() == MapKernel::max_reductions || eq.inputs.empty() ||
+  if (open_.reductions.size() == FusedKernel::max_reductions || eq.inputs.empty() ||
       !open_.values.count(eq.inputs[0]) || open_.per_row.count(eq.inputs[0]))
     return false;
   const std::optional<std::int64_t> row = reduced_row(p_, eq);
@@ -192,11 +192,11 @@ bool FusionPlanner::scatters(const ir::Equation& eq) const {
   const int operand = eq.inputs[0], indices = eq.inputs[1], updates = eq.inputs[2];
   if (!open_.values.count(updates) || open_.values.count(operand) || open_.values.count(indices) ||
       placed_.scalar(indices) || type(updates).shape != open_.shape || !open_.reductions.empty() ||
-      open_.scatters.size() == MapKernel::max_scatters)
+      open_.scatters.size() == FusedKernel::max_scatters)
     return false;
   const std::int64_t row = indexed_row(p_, eq);
-  if (row == 0 || row > MapKernel::block) return false;
-  return open_.row == 0 || (open_.row <= MapKernel::block && open_.row % row == 0);
+  if (row == 0 || row > FusedKernel::block) return false;
+  return open_.row == 0 || (open_.row <= FusedKernel::block && open_.row % row == 0);
 }
 
 // Whether eq joins the open kernel as a step over its blocks' rows: a
@@ -219,7 +219,7 @@ bool FusionPlanner::joins_per_row(const ir::Equation& eq) const {
            (open_.row == *row || (open_.row == 0 && open_.scatters.empty() &&
                                   (open_.reductions.empty() || open_.reduction_row % *row == 0)));
   }
-  if (open_.row <= 1 || open_.row > MapKernel::block || nx::numel(type(out).shape) * open_.row != nx::numel(open_.shape))
+  if (open_.row <= 1 || open_.row > FusedKernel::block || nx::numel(type(out).shape) * open_.row != nx::numel(open_.shape))
     return false;
   if (eq.prim == Prim::reshape) return open_.per_row.count(eq.inputs[0]) > 0;
   if (!elementwise(eq) || !has_row_loop(p_, eq)) return false;
@@ -239,7 +239,7 @@ bool FusionPlanner::open_is_per_row_of(const ir::Equation& eq) const {
   const nx::Shape& shape = type(eq.outputs[0]).shape;
   const std::int64_t row = column_of_operand(open_.shape, shape);
   if (open_.members.empty() || open_.row != 0 || !open_.reductions.empty() || !open_.scatters.empty() || row <= 1 ||
-      row > MapKernel::block)
+      row > FusedKernel::block)
     return false;
   const std::int64_t n = nx::numel(open_.shape);
   return std::all_of(open_.members.begin(), open_.members.end(), [&](std::size_t i) {
@@ -270,7 +270,7 @@ std::int64_t FusionPlanner::row_with(const ir::Equation& eq) const {
     if (row != 0) break;
     if (open_.values.count(v) || placed_.scalar(v)) continue;
     const bool take = placed_.pending_take(v);
-    if (take && (placed_.gathered_row(v) <= 1 || placed_.gathered_row(v) > MapKernel::block)) continue;
+    if (take && (placed_.gathered_row(v) <= 1 || placed_.gathered_row(v) > FusedKernel::block)) continue;
     const std::int64_t n = take ? placed_.gathered_row(v) : repeat_of_operand(type(v).shape, type(eq.outputs[0]).shape);
     if (n != 0 && (open_.reductions.empty() || open_.reduction_row % n == 0)) row = n;
   }

@@ -1,7 +1,7 @@
-// The fusion planner: which equations of a program gather into one map
+// The fusion planner: which equations of a program gather into one fused
 // kernel. The compiler (compile.cpp) walks the equations in order and asks
 // it where each goes; the planner keeps the open kernel's group and hands
-// it back closed, for the compiler to lower into a MapKernel:
+// it back closed, for the compiler to lower into a FusedKernel:
 // - elementwise primitives over tensors of one shape (operands of that
 //   shape, of one element, or rows repeated along the leading axes) join
 //   the open kernel; one of another shape, or an equation reading one of
@@ -10,7 +10,7 @@
 // - a reduction of one of its values over its trailing axes folds into it
 //   (sum(x * x) is one pass); but in a kernel in rows, a short row's
 //   reduction, and the elementwise values of one element per row after it,
-//   are steps over the block's rows (MapKernel::Step::Over), spread along
+//   are steps over the block's rows (FusedKernel::Step::Over), spread along
 //   the rows where a value of the kernel's shape reads them;
 // - so does a scatter_add of one of its values (a segment_sum): each
 //   block's rows are added into the result as they are computed (a kernel
@@ -55,7 +55,7 @@ class PlacedValues {
   ~PlacedValues() = default;
 };
 
-// A map kernel's equations (indices into the program's), as planned.
+// A fused kernel's equations (indices into the program's), as planned.
 struct KernelGroup {
   nx::Shape shape;
   std::vector<std::size_t> members;
@@ -64,8 +64,8 @@ struct KernelGroup {
   std::vector<std::size_t> scatters;    // scatter_adds along axis 0 of members' values
   std::unordered_set<int> reduced;      // their results
   std::unordered_set<int> per_row;      // members' values of one element per row (Step::Over)
-  std::int64_t row = 0;                 // the kernel's rows (MapKernel::row), 0 while it has none
-  std::int64_t reduction_row = 0;       // its reductions' rows (MapKernel::reduced)
+  std::int64_t row = 0;                 // the kernel's rows (FusedKernel::row), 0 while it has none
+  std::int64_t reduction_row = 0;       // its reductions' rows (FusedKernel::reduced)
 };
 
 class FusionPlanner {

@@ -1,4 +1,4 @@
-// The memory of one map kernel: the block buffers of its temporaries, its
+// The memory of one fused kernel: the block buffers of its temporaries, its
 // streamed results, the operands it fetches a block ahead.
 #pragma once
 
@@ -8,15 +8,15 @@
 
 namespace rune::vm {
 
-// Gives the kernel's temporaries their block buffers (MapKernel::buffers:
+// Gives the kernel's temporaries their block buffers (FusedKernel::buffers:
 // shared where their lives do not overlap), its slots their places
-// (MapKernel::places, spread, gathered, block_bytes, rows_bytes), its results the streaming
+// (FusedKernel::places, spread, gathered, block_bytes, rows_bytes), its results the streaming
 // loops when it writes more than streaming_threshold() bytes, and its steps
-// their shares of the next block's lines to fetch (MapKernel::fetched,
+// their shares of the next block's lines to fetch (FusedKernel::fetched,
 // fetch_lines).
-void plan_kernel_memory(MapKernel& m);
+void plan_kernel_memory(FusedKernel& m);
 
-// The bytes a map kernel writes beyond which its results stream past the
+// The bytes a fused kernel writes beyond which its results stream past the
 // caches: half the last-level cache (results that would not stay there, as
 // glibc's memcpy decides), at least the eager kernels' streaming_bytes.
 // Smaller results are fetched into the caches a block ahead.

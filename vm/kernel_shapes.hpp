@@ -1,5 +1,5 @@
-// How an operand's shape repeats along a map kernel's shape: the rows and
-// columns a kernel reads in place, spread over its blocks (MapKernel::Source).
+// How an operand's shape repeats along a fused kernel's shape: the rows and
+// columns a kernel reads in place, spread over its blocks (FusedKernel::Source).
 #pragma once
 
 #include <cstdint>

@@ -41,27 +41,27 @@ std::string indented(const std::string& text, const std::string& by) {
 
 // " axis=1 mode=drop": how a gather or scatter indexes, where it is not
 // along axis 0 in clamp mode (as program text writes it).
-std::string rows_text(const MapKernel::Rows& r) {
+std::string rows_text(const FusedKernel::Rows& r) {
   return (r.axis != 0 ? " axis=" + std::to_string(r.axis) : std::string()) +
          (r.mode == nx::ops::IndexMode::drop ? " mode=drop" : "");
 }
 
-std::string slot_name(const MapKernel& m, std::int32_t k) {
-  const MapKernel::Slot& s = m.slots[std::size_t(k)];
+std::string slot_name(const FusedKernel& m, std::int32_t k) {
+  const FusedKernel::Slot& s = m.slots[std::size_t(k)];
   switch (s.source) {
-    case MapKernel::Source::scalar: return sreg(s.reg);
-    case MapKernel::Source::tensor:
-    case MapKernel::Source::element:
-    case MapKernel::Source::rows:
-    case MapKernel::Source::columns:
-    case MapKernel::Source::broadcast:
-    case MapKernel::Source::whole: return treg(s.reg);
-    case MapKernel::Source::indexed: {  // t3[t5]: t3's rows at the indices in t5 (t3[t5 axis=1 mode=drop])
+    case FusedKernel::Source::scalar: return sreg(s.reg);
+    case FusedKernel::Source::tensor:
+    case FusedKernel::Source::element:
+    case FusedKernel::Source::rows:
+    case FusedKernel::Source::columns:
+    case FusedKernel::Source::broadcast:
+    case FusedKernel::Source::whole: return treg(s.reg);
+    case FusedKernel::Source::indexed: {  // t3[t5]: t3's rows at the indices in t5 (t3[t5 axis=1 mode=drop])
       const auto g = std::find_if(m.indexed.begin(), m.indexed.end(), [&](const auto& g) { return g.slot == k; });
       return treg(s.reg) + "[" + slot_name(m, s.indices) + rows_text(g->rows) + "]";
     }
-    case MapKernel::Source::view: return treg(s.reg) + "@" + std::to_string(s.offset);
-    case MapKernel::Source::computed: return s.reg >= 0 ? treg(s.reg) : std::string("m").append(std::to_string(k));
+    case FusedKernel::Source::view: return treg(s.reg) + "@" + std::to_string(s.offset);
+    case FusedKernel::Source::computed: return s.reg >= 0 ? treg(s.reg) : std::string("m").append(std::to_string(k));
   }
   return "";
 }
@@ -75,10 +75,10 @@ std::string buffer_text(std::span<const std::int32_t> donors, std::int32_t recyc
   return recycled >= 0 ? out + "  ; in " + treg(recycled) + "'s buffer" : out;
 }
 
-std::string map_text(const MapKernel& m) {
+std::string fused_text(const FusedKernel& m) {
   std::string out;
-  using Over = MapKernel::Step::Over;
-  for (const MapKernel::Step& s : m.steps) {
+  using Over = FusedKernel::Step::Over;
+  for (const FusedKernel::Step& s : m.steps) {
     out += "  " + slot_name(m, s.out) + " = " +
            (s.over == Over::spread ? std::string("spread") : std::string(nx::ops::info(s.prim).name));
     if (s.family == nx::ops::Family::convert && s.prim == nx::ops::Prim::convert)
@@ -88,16 +88,16 @@ std::string map_text(const MapKernel& m) {
     if (s.over == Over::rows) out += "  ; per row";
     if (s.over == Over::paired) out += "  ; rows read in place";
     if (s.over == Over::reduce || s.over == Over::spread) out += "  ; rows of " + std::to_string(m.row);
-    const MapKernel::Slot& result = m.slots[std::size_t(s.out)];
+    const FusedKernel::Slot& result = m.slots[std::size_t(s.out)];
     out += buffer_text(result.donors, result.recycled);
     out += '\n';
   }
-  for (const MapKernel::Reduction& r : m.reductions) {
+  for (const FusedKernel::Reduction& r : m.reductions) {
     out += "  " + reg(r.out) + " = " + std::string(nx::ops::info(r.prim).name) + " " + slot_name(m, r.slot);
     if (!r.shape.empty()) out += "  ; rows of " + std::to_string(m.reduced);
     out += '\n';
   }
-  for (const MapKernel::Scattered& s : m.scatters)
+  for (const FusedKernel::Scattered& s : m.scatters)
     out += "  " + treg(s.out) + " = scatter_add " + slot_name(m, s.operand) + " " + slot_name(m, s.indices) + " " +
            slot_name(m, s.slot) + (s.rows.axis != 0 || s.rows.mode != nx::ops::IndexMode::clamp ? "  ;" : "") +
            rows_text(s.rows) + "\n";
@@ -136,9 +136,9 @@ std::string instruction_text(const Code& code, const Instruction& in) {
       out += c.outputs.empty() ? what : joined(c.outputs) + " = " + what;
       return c.inputs.empty() ? out : out.append(" ").append(joined(c.inputs));
     }
-    case Op::map: {
+    case Op::fused: {
       const Registers written = writes(code, in);
-      return out + joined({written.data(), written.size()}) + " = map " + std::to_string(in.aux);
+      return out + joined({written.data(), written.size()}) + " = fused " + std::to_string(in.aux);
     }
     case Op::scan: {
       const ScanOp& s = code.scans[std::size_t(in.aux)];
@@ -191,14 +191,14 @@ std::string listing(const Code& code, bool source_lines) {
     if (source_lines) out += site_text(code, pc);
     out += "\n";
   }
-  for (std::size_t k = 0; k < code.maps.size(); ++k) {
-    const MapKernel& m = code.maps[k];
-    const bool rows = std::any_of(m.slots.begin(), m.slots.end(), [&m](const MapKernel::Slot& s) {
-      return s.source == MapKernel::Source::rows || s.source == MapKernel::Source::columns ||
-             (s.source == MapKernel::Source::indexed && m.row > 0) || s.shape >= 0;
+  for (std::size_t k = 0; k < code.kernels.size(); ++k) {
+    const FusedKernel& m = code.kernels[k];
+    const bool rows = std::any_of(m.slots.begin(), m.slots.end(), [&m](const FusedKernel::Slot& s) {
+      return s.source == FusedKernel::Source::rows || s.source == FusedKernel::Source::columns ||
+             (s.source == FusedKernel::Source::indexed && m.row > 0) || s.shape >= 0;
     });
-    out += "map " + std::to_string(k) + ": " + nx::to_string(m.shape) + ", " + std::to_string(m.steps.size()) +
-           " steps" + (rows ? ", rows of " + std::to_string(m.row) : "") + "\n" + map_text(m);
+    out += "fused " + std::to_string(k) + ": " + nx::to_string(m.shape) + ", " + std::to_string(m.steps.size()) +
+           " steps" + (rows ? ", rows of " + std::to_string(m.row) : "") + "\n" + fused_text(m);
   }
   for (std::size_t k = 0; k < code.scans.size(); ++k) {
     const ScanOp& s = code.scans[k];
@@ -240,13 +240,13 @@ void native_unit(const std::string& name, const native::Unit& unit, const char* 
   out += name + ": " + state + ":\n" + indented(assembly, "  ");
 }
 
-// The map kernels, scans and iterates of a code and of its sub-codes, each named by
+// The fused kernels, scans and iterates of a code and of its sub-codes, each named by
 // where it is.
 void native_units(const Code& code, const std::string& where, std::string& out) {
-  for (std::size_t k = 0; k < code.maps.size(); ++k) {
-    const MapKernel& m = code.maps[k];
-    const char* why = native::map_refusal(m);
-    native_unit(where + "map " + std::to_string(k), *m.native, why, code, nullptr, why ? "" : native::map_listing(m),
+  for (std::size_t k = 0; k < code.kernels.size(); ++k) {
+    const FusedKernel& m = code.kernels[k];
+    const char* why = native::fused_refusal(m);
+    native_unit(where + "fused " + std::to_string(k), *m.native, why, code, nullptr, why ? "" : native::fused_listing(m),
                 "elements", out);
   }
   for (std::size_t k = 0; k < code.scans.size(); ++k) {
@@ -277,7 +277,7 @@ std::string native_listing(const Code& code) {
   if (!native::built()) return "this build has no machine-code tier (meson -Dnative)\n";
   std::string out = native::mode() == native::Mode::off ? "RUNE_NATIVE=off: nothing is promoted\n" : "";
   native_units(code, "", out);
-  return out.empty() ? "no unit the machine-code tier promotes (it promotes map kernels, scans and iterates)\n" : out;
+  return out.empty() ? "no unit the machine-code tier promotes (it promotes fused kernels, scans and iterates)\n" : out;
 }
 
 }  // namespace rune::vm

@@ -13,7 +13,7 @@ namespace rune::vm {
 // The whole code: its registers' use, its instructions (those computing a
 // value hoisted out of a loop marked "; hoisted from scan 0"; with
 // source_lines, each marked with where its equation was traced,
-// "; cloth.hpp:88"), then its map kernels and the steps of its scans,
+// "; cloth.hpp:88"), then its fused kernels and the steps of its scans,
 // indented.
 std::string listing(const Code& code, bool source_lines = false);
 

@@ -70,7 +70,7 @@ op_box: f.tensors[std::size_t(in->dst)] = read(code, f, {true, in->a}); NEXT;
 op_call: run_primitive(code.calls[std::size_t(in->aux)], f); NEXT;
 op_construct: run_construct(code.calls[std::size_t(in->aux)], f); NEXT;
 op_check: run_check(code.calls[std::size_t(in->aux)], f); NEXT;
-op_map: run_map(code.maps[std::size_t(in->aux)], f); NEXT;
+op_fused: run_fused(code.kernels[std::size_t(in->aux)], f); NEXT;
 op_scan: run_scan(code.scans[std::size_t(in->aux)], f); NEXT;
 op_body: run_body(code.invokes[std::size_t(in->aux)], f); NEXT;
 op_cond: run_cond(code.invokes[std::size_t(in->aux)], f); NEXT;

@@ -91,8 +91,8 @@ Values results(const Code& code, Frame&& frame);
 void run_primitive(const Call& call, Frame& frame);
 void run_construct(const Call& call, Frame& frame);
 void run_check(const Call& call, Frame& frame);
-// One map kernel on a frame's registers (map_kernel.cpp).
-void run_map(const MapKernel& map, Frame& frame);
+// One fused kernel on a frame's registers (fused_kernel.cpp).
+void run_fused(const FusedKernel& kernel, Frame& frame);
 // One scan: its step's code run per row in a frame of its own (scan.cpp).
 void run_scan(const ScanOp& scan, Frame& frame);
 // Constructs run by their sub-codes (invoke.cpp).

@@ -2,7 +2,7 @@
 // the last instruction reading each tensor register. Every register is
 // written once per run of its code (a scan's step runs again on a frame
 // whose registers it writes before reading), so a value whose last reader
-// is a map kernel is dead after it.
+// is a fused kernel is dead after it.
 #include "vm/memory_plan.hpp"
 
 #include <algorithm>
@@ -25,21 +25,21 @@ namespace {
 // registers of operand slots that die here and that no later step reads
 // (another written slot may list them too: the first to find one free
 // takes it).
-void choose_donors(MapKernel& m, std::size_t pc, const std::vector<std::size_t>& last_read,
+void choose_donors(FusedKernel& m, std::size_t pc, const std::vector<std::size_t>& last_read,
                    const std::vector<bool>& kept) {
   std::vector<std::ptrdiff_t> last_step(m.slots.size(), -1);
   std::vector<int> slots_of_register(kept.size(), 0);
   for (std::size_t k = 0; k < m.steps.size(); ++k)
     for (std::int32_t in : m.steps[k].inputs()) last_step[std::size_t(in)] = std::ptrdiff_t(k);
-  for (const MapKernel::Slot& s : m.slots)
-    if (s.reg >= 0 && s.source != MapKernel::Source::scalar) ++slots_of_register[std::size_t(s.reg)];
+  for (const FusedKernel::Slot& s : m.slots)
+    if (s.reg >= 0 && s.source != FusedKernel::Source::scalar) ++slots_of_register[std::size_t(s.reg)];
   for (std::size_t k = 0; k < m.steps.size(); ++k) {
-    MapKernel::Slot& out = m.slots[std::size_t(m.steps[k].out)];
+    FusedKernel::Slot& out = m.slots[std::size_t(m.steps[k].out)];
     if (out.reg < 0) continue;
     std::size_t listed = 0;
     for (std::size_t j = 0; j < m.slots.size() && listed < out.donors.size(); ++j) {
-      const MapKernel::Slot& s = m.slots[j];
-      const bool dies_here = s.source == MapKernel::Source::tensor && !kept[std::size_t(s.reg)] &&
+      const FusedKernel::Slot& s = m.slots[j];
+      const bool dies_here = s.source == FusedKernel::Source::tensor && !kept[std::size_t(s.reg)] &&
                              last_read[std::size_t(s.reg)] == pc && slots_of_register[std::size_t(s.reg)] == 1;
       if (dies_here && s.dtype == out.dtype && s.shape == out.shape && last_step[j] <= std::ptrdiff_t(k))
         out.donors[listed++] = s.reg;
@@ -48,7 +48,7 @@ void choose_donors(MapKernel& m, std::size_t pc, const std::vector<std::size_t>&
 }
 
 // The buffers of dead values, by liveness over the bytecode: values written
-// by calls, map kernels and scans (whose types the code records) join the
+// by calls, fused kernels and scans (whose types the code records) join the
 // pool when their last reader has run, and a later result of their type takes one
 // (the latest dead, the likeliest still in the caches) instead of a fresh
 // allocation.
@@ -123,7 +123,7 @@ bool donated_alone(const Frame& f, const nx::Tensor& t) {
 // there: the buffer overlaps no argument, or is exactly the memory of one
 // that dies in this kernel (one of the slot's donors) and that no other
 // register views.
-bool into_callers_buffer(const MapKernel::Slot& slot, const Frame& f) {
+bool into_callers_buffer(const FusedKernel::Slot& slot, const Frame& f) {
   const nx::detail::Storage& buffer = *f.into[std::size_t(slot.result)].impl()->storage;
   std::ptrdiff_t overlapped = -1;
   for (std::size_t j = 0; j < f.args.size(); ++j)
@@ -146,7 +146,7 @@ bool into_callers_buffer(const MapKernel::Slot& slot, const Frame& f) {
 // before the next row writes the registers again).
 bool makes_tensors(Op op) {
   switch (op) {
-    case Op::call: case Op::map: case Op::scan: case Op::body: case Op::cond: case Op::iterate:
+    case Op::call: case Op::fused: case Op::scan: case Op::body: case Op::cond: case Op::iterate:
     case Op::construct: case Op::box:
       return true;
     default:
@@ -265,15 +265,15 @@ void plan_memory(Code& code, Parameters params) {
       const ScanOp& scan = code.scans[std::size_t(in.aux)];
       for (std::size_t k = 0; k < scan.outputs.size(); ++k)
         if (!scan.outputs[k].scalar) recycler.written(scan.outputs[k].index, scan.output_types[k]);
-    } else if (in.op == Op::map) {
-      MapKernel& m = code.maps[std::size_t(in.aux)];
+    } else if (in.op == Op::fused) {
+      FusedKernel& m = code.kernels[std::size_t(in.aux)];
       choose_donors(m, pc, last_read, kept);
       plan_kernel_memory(m);
-      for (const MapKernel::Reduction& r : m.reductions)
+      for (const FusedKernel::Reduction& r : m.reductions)
         if (!r.out.scalar) planned[std::size_t(r.out.index)] = true;
-      for (const MapKernel::Scattered& s : m.scatters) planned[std::size_t(s.out)] = true;
-      for (MapKernel::Slot& s : m.slots) {
-        if (s.source != MapKernel::Source::computed || s.reg < 0) continue;
+      for (const FusedKernel::Scattered& s : m.scatters) planned[std::size_t(s.out)] = true;
+      for (FusedKernel::Slot& s : m.slots) {
+        if (s.source != FusedKernel::Source::computed || s.reg < 0) continue;
         const nx::ops::TensorType type{s.dtype, m.shape_of(s)};
         // (a parameter as donor is written over only when donated: a dead value's buffer is the likelier)
         const bool own_donor = std::any_of(s.donors.begin(), s.donors.end(),
@@ -312,7 +312,7 @@ nx::Tensor recycled_buffer(std::int32_t reg, Frame& f) {
 
 }  // namespace
 
-nx::Tensor buffer_for(const MapKernel& m, const MapKernel::Slot& slot, Frame& f) {
+nx::Tensor buffer_for(const FusedKernel& m, const FusedKernel::Slot& slot, Frame& f) {
   nx::Tensor recycled = recycled_buffer(slot.recycled, f);  // (let go whichever buffer is chosen)
   if (slot.result >= 0 && !f.into.empty() && into_callers_buffer(slot, f)) return f.into[std::size_t(slot.result)];
   for (std::int32_t candidate : slot.donors) {

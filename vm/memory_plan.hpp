@@ -1,4 +1,4 @@
-// The memory plan: which buffers a code's map kernels and calls may write
+// The memory plan: which buffers a code's fused kernels and calls may write
 // in place (liveness over the bytecode), and at run time whether they do.
 #pragma once
 
@@ -25,8 +25,8 @@ struct Parameters {
   bool carries = false;
 };
 
-// Plans where the results of code's calls and map kernels go (code.hpp):
-// each written slot of a map kernel gets its donors, operands of its dtype
+// Plans where the results of code's calls and fused kernels go (code.hpp):
+// each written slot of a fused kernel gets its donors, operands of its dtype
 // and shape that no later instruction, no result and no later step of the
 // kernel reads. Constants (the code's) are never donors; parameters only
 // as `params` says. A result with no donor, and a call whose rule computes
@@ -37,7 +37,7 @@ struct Parameters {
 // Each kernel's own memory is planned too (kernel_memory.hpp).
 void plan_memory(Code& code, Parameters params);
 
-// The buffer a map kernel writes slot `slot` into, in frame f: its donor's
+// The buffer a fused kernel writes slot `slot` into, in frame f: its donor's
 // when the plan names one and nothing else can see the writes, else its
 // recycled value's under the same condition, else a fresh one. Its donor's when the frame holds the only handle to it and the handle
 // the only reference to its storage (rune's own memory, C-order from its
@@ -45,7 +45,7 @@ void plan_memory(Code& code, Parameters params);
 // argument of a call's own code that no other register of the frame views (its buffer taken,
 // nx::ops::take_buffer). The plan says which values die; this says, at run
 // time, that nothing else reads the buffer.
-nx::Tensor buffer_for(const MapKernel& m, const MapKernel::Slot& slot, Frame& f);
+nx::Tensor buffer_for(const FusedKernel& m, const FusedKernel::Slot& slot, Frame& f);
 
 // Whether a call writes its result over its operand's buffer (Call::donor):
 // the frame holds the only handle to it, and the handle the only reference

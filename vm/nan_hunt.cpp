@@ -21,9 +21,9 @@ namespace {
 // primitive, or a kernel's primitives, then the instruction.
 std::string maker(const Code& code, const Instruction& in) {
   std::string what;
-  if (in.op == Op::map) {
-    what = "a map kernel of";
-    for (const MapKernel::Step& step : code.maps[std::size_t(in.aux)].steps)
+  if (in.op == Op::fused) {
+    what = "a fused kernel of";
+    for (const FusedKernel::Step& step : code.kernels[std::size_t(in.aux)].steps)
       what += (what.back() == 'f' ? " " : ", ") + std::string(nx::ops::info(step.prim).api);
   } else {
     what = nx::ops::info(in.prim).api;
@@ -36,7 +36,7 @@ std::string maker(const Code& code, const Instruction& in) {
 }
 
 // The instructions that compute values without an eager rule checking
-// them: scalar instructions, map kernels, and calls into a planned buffer
+// them: scalar instructions, fused kernels, and calls into a planned buffer
 // (the others' eager rule checks their result: apply_eager).
 bool checked_here(const Code& code, const Instruction& in) {
   switch (in.op) {

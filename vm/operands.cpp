@@ -18,19 +18,19 @@ void fields(Registers& out, const Instruction& in, int first, int last) {
   }
 }
 
-// A map kernel's registers: the slots it reads (in memory or a scalar
+// A fused kernel's registers: the slots it reads (in memory or a scalar
 // register), or those it writes (its results in memory, its reductions'
 // and scatters' results).
-void kernel_registers(Registers& out, const MapKernel& m, bool written) {
-  using Source = MapKernel::Source;
-  for (const MapKernel::Slot& s : m.slots) {
+void kernel_registers(Registers& out, const FusedKernel& m, bool written) {
+  using Source = FusedKernel::Source;
+  for (const FusedKernel::Slot& s : m.slots) {
     const bool computed = s.source == Source::computed;
     if (!written && !computed) out.push_back({s.source == Source::scalar, s.reg});
     if (written && computed && s.reg >= 0) out.push_back({false, s.reg});
   }
   if (!written) return;
-  for (const MapKernel::Reduction& r : m.reductions) out.push_back(r.out);
-  for (const MapKernel::Scattered& s : m.scatters) out.push_back({false, s.out});
+  for (const FusedKernel::Reduction& r : m.reductions) out.push_back(r.out);
+  for (const FusedKernel::Scattered& s : m.scatters) out.push_back({false, s.out});
 }
 
 Registers registers(const Code& code, const Instruction& in, bool written) {
@@ -39,7 +39,7 @@ Registers registers(const Code& code, const Instruction& in, bool written) {
   switch (info(in.op).table) {
     case Table::none: fields(out, in, written ? 0 : 1, written ? 0 : 3); break;
     case Table::calls: add_tensors(out, written ? code.calls[at].outputs : code.calls[at].inputs); break;
-    case Table::maps: kernel_registers(out, code.maps[at], written); break;
+    case Table::kernels: kernel_registers(out, code.kernels[at], written); break;
     case Table::scans: add(out, written ? code.scans[at].outputs : code.scans[at].inputs); break;
     case Table::invokes: add(out, written ? code.invokes[at].outputs : code.invokes[at].inputs); break;
     case Table::releases: break;

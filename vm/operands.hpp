@@ -12,7 +12,7 @@
 namespace rune::vm {
 
 // The side table an opcode's `aux` indexes.
-enum class Table : std::uint8_t { none, calls, maps, scans, invokes, releases };
+enum class Table : std::uint8_t { none, calls, kernels, scans, invokes, releases };
 
 // What the machine-code tier does with an opcode (opcodes.def's `tier`).
 enum class Tier : std::uint8_t { emit, call, vm };

@@ -18,13 +18,13 @@ thread_local std::vector<Profiler::Running> Profiler::running_;
 
 namespace {
 
-// The instruction as the profile names it: the listing's text, a map
+// The instruction as the profile names it: the listing's text, a fused
 // kernel with its shape and steps.
 std::string described(const Code& code, const Instruction& in) {
   std::string text = instruction_text(code, in);
   text.erase(text.find_last_not_of(' ') + 1);
-  if (in.op == Op::map) {
-    const MapKernel& m = code.maps[std::size_t(in.aux)];
+  if (in.op == Op::fused) {
+    const FusedKernel& m = code.kernels[std::size_t(in.aux)];
     text += " (" + nx::to_string(m.shape) + ", " + std::to_string(m.steps.size()) + " steps)";
   }
   return text;

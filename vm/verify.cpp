@@ -12,7 +12,7 @@ namespace {
 std::size_t table_size(const Code& code, Table table) {
   switch (table) {
     case Table::calls: return code.calls.size();
-    case Table::maps: return code.maps.size();
+    case Table::kernels: return code.kernels.size();
     case Table::scans: return code.scans.size();
     case Table::invokes: return code.invokes.size();
     case Table::releases: return code.releases.size();

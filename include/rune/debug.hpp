@@ -13,11 +13,11 @@
 
 namespace rune {
 
-// One bytecode instruction (a map kernel, a call, a scan, a scalar
+// One bytecode instruction (a fused kernel, a call, a scan, a scalar
 // instruction), summed over every time it ran: a scan's step's instructions
 // over its rows.
 struct ProfileLine {
-  std::string instruction;   // as rune::bytecode lists it (a map kernel with its shape and steps)
+  std::string instruction;   // as rune::bytecode lists it (a fused kernel with its shape and steps)
   int within = -1;           // the line of the instruction it ran inside (a scan, a cond), or -1
   std::string source;        // where its equation was traced, "cloth.hpp:88" (empty: unknown)
   std::int64_t calls = 0;

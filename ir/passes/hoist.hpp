@@ -13,7 +13,7 @@
 // Nothing else moves: constructs and effects (a check or a callback on
 // invariant values runs once per trip as before), the collectives (they
 // depend on the maps running around the call), and broadcasts (views the
-// loop's map kernels read as broadcast operands, where a capture would be
+// loop's fused kernels read as broadcast operands, where a capture would be
 // read as a whole tensor). Nor does an elementwise value of more than
 // hoisted_elements elements with an operand of that size that the loop
 // reads anyway (`x * x - lane` beside `lane * 1e-12`): in a loop over

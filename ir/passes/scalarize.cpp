@@ -286,7 +286,7 @@ class Rewriting {
 
   // The value whole: put back together from its parts the first time, by
   // selects under one-hot masks (constants), which the VM computes as one
-  // map kernel reading the parts from scalar registers into a buffer its
+  // fused kernel reading the parts from scalar registers into a buffer its
   // memory plan gives (a concatenate of reshaped parts would box each).
   int whole(int v) {
     if (whole_[std::size_t(v)]) return v;

@@ -22,7 +22,7 @@
 //     before the loop).
 // Anything else reading a split value (a matmul, a take, a callback, a
 // result of the program) reads it whole, put back together where it is
-// first needed (selects under one-hot masks: one map kernel). A value
+// first needed (selects under one-hot masks: one fused kernel). A value
 // whose parts nothing reads (nor a split result) is not split. A loop's
 // scanned rows (xs) and stacked results are not split.
 //
@@ -42,7 +42,7 @@ namespace rune::ir {
 
 // The most elements of a value split into scalars by default
 // (JitOptions::scalar_elements): 8 covers 2-, 3- and 4-vectors and 2 x 2
-// matrices; larger values stay tensors, where one map kernel step over all
+// matrices; larger values stay tensors, where one fused kernel step over all
 // elements costs less than a scalar instruction each.
 inline constexpr std::int64_t default_scalar_elements = 8;
 

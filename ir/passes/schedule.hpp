@@ -3,7 +3,7 @@
 // shape's arithmetic) moves up over the equations with larger results
 // before it, to just after the last of its operands, in the program and
 // its sub-programs. The VM gathers elementwise primitives of one shape into
-// a map kernel in the program's order, and an elementwise value of another
+// a fused kernel in the program's order, and an elementwise value of another
 // shape in between closes the kernel; such values are mostly small ones
 // that a large computation needs (the lane an iterate's masked step
 // borrows is found, sliced and detached between its two selects), so

@@ -1,5 +1,5 @@
 // float32 exp and tanh on an xsimd batch of floats: one reduction and one
-// polynomial each, no tables, no branches, so that a map kernel's chain of
+// polynomial each, no tables, no branches, so that a fused kernel's chain of
 // them stays compute-light (the scalar loops use the C library).
 //
 // Both reduce y = k ln2 + r with |r| <= ln2/2 (Cody-Waite: ln2's head has

@@ -19,7 +19,7 @@ using SelectRow = void (*)(std::int64_t n, const void* cond, std::int64_t sc, co
                            std::int64_t sa, const void* b, std::int64_t sb, void* out);
 // Reduces n contiguous elements to one, written to *out.
 using ReduceRow = void (*)(std::int64_t n, const void* in, void* out);
-// A reduction in pieces, as a fused map kernel reduces its blocks while it
+// A reduction in pieces, as a fused fused kernel reduces its blocks while it
 // computes them: start puts the identity in `state` (reduce_state_bytes,
 // aligned to 64), add folds n contiguous elements into it, finish writes
 // the result. Pieces whose lengths, all but the last's, are multiples of

@@ -36,7 +36,7 @@ const std::vector<Session::Command>& Session::commands() {
       {{"stepi", "si"}, "stepi [N]", "run one instruction (or N), showing registers written; into constructs",
        &Session::stepi},
       {{"nexti", "ni"}, "nexti [N]", "the same, a construct run as one instruction", &Session::nexti},
-      {{"native"}, "native", "print the machine code of the bytecode's map kernels, scans and iterates (docs/vm.md)", &Session::native},
+      {{"native"}, "native", "print the machine code of the bytecode's fused kernels, scans and iterates (docs/vm.md)", &Session::native},
       {{"profile"}, "profile [ARGS]", "run the bytecode on ARGS (alone: the run's) and show where its time goes",
        &Session::profile},
       {{"continue", "c"}, "continue [N]", "go on to the next breakpoint (or the Nth) or the end",
@@ -97,7 +97,7 @@ const char* help_notes =
     "one being shown: on to its line). At the end it shows the results and\n"
     "the next stepi starts over.\n"
     "Its run is apart from step's; load, run, start and reset end it.\n"
-    "native shows the machine code of each map kernel, scan and iterate of\n"
+    "native shows the machine code of each fused kernel, scan and iterate of\n"
     "the bytecode that the machine-code tier emits (a scan promoted once it\n"
     "has run 1000 rows, a kernel 131072 elements, or at once with\n"
     "RUNE_NATIVE=eager), or why it stays on the VM.\n";

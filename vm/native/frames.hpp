@@ -27,8 +27,8 @@ class Frames {
   bool is_double(std::int32_t key) const { return type(key) == nx::DType::float64; }
   std::size_t size_of(std::int32_t key) const { return nx::size_of(type(key)); }
   // A packed value: a row of 16 bytes (two float64 or four float32) in one
-  // xmm register, its home the key's slot and the next (a map kernel's
-  // row, map_loop.cpp).
+  // xmm register, its home the key's slot and the next (a fused kernel's
+  // row, fused_loop.cpp).
   void pack(std::int32_t key) { packed_[std::size_t(key)] = 1; }
   bool packed(std::int32_t key) const { return packed_[std::size_t(key)] != 0; }
   // A value's frame slot, as wide as its type.

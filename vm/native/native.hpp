@@ -14,7 +14,7 @@ namespace rune::vm {
 struct Code;
 struct Instruction;
 struct Invoke;
-struct MapKernel;
+struct FusedKernel;
 struct ScanOp;
 union Scalar;
 }  // namespace rune::vm
@@ -38,15 +38,15 @@ using ScanLoop = void (*)(Scalar* registers, const std::int64_t* words, std::int
 // the step in turn until the stop is true (0), or until `max` steps have
 // run and the stop is still false (1: the caller raises the error).
 using IterateLoop = int (*)(Scalar* until, Scalar* step, std::int64_t max);
-// A promoted map kernel's loop over its rows [begin, end) (a kernel not in
+// A promoted fused kernel's loop over its rows [begin, end) (a kernel not in
 // rows: its elements), in order: `bases` holds each slot's base address in
-// this run (vm/map_kernel.cpp), then each scatter's result's.
-using MapLoop = void (*)(char* const* bases, std::int64_t begin, std::int64_t end);
+// this run (vm/fused_kernel.cpp), then each scatter's result's.
+using FusedLoop = void (*)(char* const* bases, std::int64_t begin, std::int64_t end);
 
 // A unit promotes when the work it has done passes this many rows of a
 // scan or trips of an iterate (RUNE_NATIVE=on).
 inline constexpr std::int64_t promoted_rows = 1000;
-// A map kernel promotes when the elements it has computed pass this many.
+// A fused kernel promotes when the elements it has computed pass this many.
 inline constexpr std::int64_t promoted_elements = std::int64_t(1) << 17;
 
 // What emits a unit: its loop, or null and why not (`culprit`: the
@@ -93,7 +93,7 @@ class Unit {
 };
 
 // Every scan and iterate of a code and of its sub-codes promotes after
-// `work` (rune::JitOptions::native_after); its map kernels at once when
+// `work` (rune::JitOptions::native_after); its fused kernels at once when
 // `work` is 0, never when it is negative, else after promoted_elements.
 void promote_after(const Code& code, std::int64_t work);
 
@@ -108,11 +108,11 @@ std::string scan_listing(const ScanOp& scan);
 const char* iterate_refusal(const Invoke& iterate, const Instruction*& culprit);
 const void* emit_iterate(const void* iterate, const char*& why, const Instruction*& culprit);
 std::string iterate_listing(const Invoke& iterate);
-// A map kernel's loop (map_loop.cpp), the same three; its refusal is
+// A fused kernel's loop (fused_loop.cpp), the same three; its refusal is
 // worked out by writing the kernel's row code, which allocates.
-const char* map_refusal(const MapKernel& map);
-const void* emit_map(const void* map, const char*& why, const Instruction*& culprit);
-std::string map_listing(const MapKernel& map);
+const char* fused_refusal(const FusedKernel& kernel);
+const void* emit_fused(const void* kernel, const char*& why, const Instruction*& culprit);
+std::string fused_listing(const FusedKernel& kernel);
 // Frees an emitted loop.
 void release(const void* loop);
 

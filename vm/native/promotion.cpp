@@ -70,7 +70,7 @@ const void* Unit::promote(std::int64_t work, Emit emit, const void* what, const 
 }
 
 void promote_after(const Code& code, std::int64_t work) {
-  for (const MapKernel& map : code.maps) map.native->promote_after(work <= 0 ? work : promoted_elements);
+  for (const FusedKernel& kernel : code.kernels) kernel.native->promote_after(work <= 0 ? work : promoted_elements);
   for (const ScanOp& scan : code.scans) {
     scan.native->promote_after(work);
     promote_after(*scan.step, work);

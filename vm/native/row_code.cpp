@@ -1,4 +1,4 @@
-// A map kernel rewritten as the code of one row (row_code.hpp): a register
+// A fused kernel rewritten as the code of one row (row_code.hpp): a register
 // per value it computes, packed (a row: its key's slot and the next its
 // home) or a scalar; a step on whole rows one instruction on the row's
 // lanes, each lane the IEEE operation of its element, so the bits are
@@ -22,15 +22,15 @@ namespace rune::vm::native {
 
 namespace {
 
-using Source = MapKernel::Source;
-using Kind = MapKernel::Place::Kind;
-using Over = MapKernel::Step::Over;
+using Source = FusedKernel::Source;
+using Kind = FusedKernel::Place::Kind;
+using Over = FusedKernel::Step::Over;
 using nx::ops::Prim;
 
 // Writes a kernel's row code, or says why it cannot.
 class RowWriter {
  public:
-  explicit RowWriter(const MapKernel& m) : m_(m), regs_(m.slots.size(), -1), spread_(m.slots.size(), -1) {
+  explicit RowWriter(const FusedKernel& m) : m_(m), regs_(m.slots.size(), -1), spread_(m.slots.size(), -1) {
     out_.row = m.row;
     out_.rows = m.row > 0 ? m.size / m.row : 0;
   }
@@ -40,7 +40,7 @@ class RowWriter {
     if (m_.row <= 1) return "it is not in rows of two float64 or four float32";
     for (std::size_t k = 0; k < m_.slots.size(); ++k)
       if (const char* why = read(std::int32_t(k))) return why;
-    for (const MapKernel::Step& s : m_.steps)
+    for (const FusedKernel::Step& s : m_.steps)
       if (const char* why = step(s)) return why;
     for (std::size_t k = 0; k < m_.slots.size(); ++k)
       if (const char* why = result(std::int32_t(k))) return why;
@@ -97,8 +97,8 @@ class RowWriter {
 
   // The read of slot k, an operand (not computed).
   const char* read(std::int32_t k) {
-    const MapKernel::Slot& slot = m_.slots[std::size_t(k)];
-    const MapKernel::Place& place = m_.places[std::size_t(k)];
+    const FusedKernel::Slot& slot = m_.slots[std::size_t(k)];
+    const FusedKernel::Place& place = m_.places[std::size_t(k)];
     if (slot.source == Source::computed || slot.source == Source::whole) return nullptr;
     if (!supported(slot.dtype)) return "it reads a value of a type the tier does not hold in registers";
     using At = RowCode::At;
@@ -109,7 +109,7 @@ class RowWriter {
       return static_cast<const char*>(nullptr);
     };
     if (slot.source == Source::indexed) {
-      const MapKernel::Indexed& g = indexed(k);
+      const FusedKernel::Indexed& g = indexed(k);
       const std::int32_t p = pointer(g.rows, slot.indices, k, size_of(k), false);
       if (p < 0) return "it gathers rows other than the kernel's, or in slabs";
       return add(true, At::pointer, p);
@@ -125,27 +125,27 @@ class RowWriter {
     }
   }
 
-  const MapKernel::Indexed& indexed(std::int32_t slot) const {
+  const FusedKernel::Indexed& indexed(std::int32_t slot) const {
     return *std::find_if(m_.indexed.begin(), m_.indexed.end(), [slot](const auto& g) { return g.slot == slot; });
   }
 
   // A pointer to the rows `rows` addresses in the operand at bases[base]
   // (elements of `size` bytes) by the indices in slot `indices`: its index,
   // or -1 when its rows are not the kernel's (or come in slabs).
-  std::int32_t pointer(const MapKernel::Rows& rows, std::int32_t indices, std::int32_t base, std::int32_t size,
+  std::int32_t pointer(const FusedKernel::Rows& rows, std::int32_t indices, std::int32_t base, std::int32_t size,
                        bool scatter) {
     if (rows.row != out_.row || rows.count != out_.rows || rows.length <= 0) return -1;
-    const MapKernel::Slot& by = m_.slots[std::size_t(indices)];
+    const FusedKernel::Slot& by = m_.slots[std::size_t(indices)];
     out_.pointers.push_back({base, indices, by.reg >= 0 ? by.reg : -2 - indices, by.dtype, rows.mode, rows.length, rows.row * size, scatter});
     return std::int32_t(out_.pointers.size()) - 1;
   }
 
-  static bool packed_op(const MapKernel::Step& s) {
+  static bool packed_op(const FusedKernel::Step& s) {
     return s.prim == Prim::add || s.prim == Prim::sub || s.prim == Prim::mul || s.prim == Prim::div ||
            s.prim == Prim::neg || s.prim == Prim::sqrt || s.prim == Prim::abs;
   }
 
-  const char* step(const MapKernel::Step& s) {
+  const char* step(const FusedKernel::Step& s) {
     const nx::DType out_type = m_.slots[std::size_t(s.out)].dtype;
     if (!supported(out_type)) return "it computes a value of a type the tier does not hold in registers";
     std::int32_t& out = regs_[std::size_t(s.out)];
@@ -172,7 +172,7 @@ class RowWriter {
 
   // The instruction of step s, in a new register: on packed rows (its
   // operands made rows), or on scalars.
-  std::int32_t instruction(const MapKernel::Step& s, nx::DType out_type, bool packed) {
+  std::int32_t instruction(const FusedKernel::Step& s, nx::DType out_type, bool packed) {
     using nx::ops::Family;
     Instruction in;
     in.prim = s.prim;
@@ -193,7 +193,7 @@ class RowWriter {
   // element combined with the identity (one packed step), then the halves
   // combined (lane k with lane k + w for w = 8, 4, 2, 1), lanes past the
   // row's end skipped: they hold the identity.
-  const char* reduce(const MapKernel::Step& s) {
+  const char* reduce(const FusedKernel::Step& s) {
     const nx::DType t = m_.slots[std::size_t(s.in[0])].dtype;
     if ((s.prim != Prim::reduce_sum && s.prim != Prim::reduce_prod) || !packs(t))
       return "it reduces rows other than by a float sum or product";
@@ -229,9 +229,9 @@ class RowWriter {
 
   // The writes of slot k when it is a result of the kernel.
   const char* result(std::int32_t k) {
-    const MapKernel::Slot& slot = m_.slots[std::size_t(k)];
+    const FusedKernel::Slot& slot = m_.slots[std::size_t(k)];
     if (slot.source != Source::computed || slot.reg < 0) return nullptr;
-    const MapKernel::Place& place = m_.places[std::size_t(k)];
+    const FusedKernel::Place& place = m_.places[std::size_t(k)];
     if (place.kind == Kind::per_row) {
       if (is_packed(regs_[std::size_t(k)])) return "it writes a result the tier does not place";
       out_.writes.push_back({regs_[std::size_t(k)], RowCode::At::row, k, 0});
@@ -245,7 +245,7 @@ class RowWriter {
 
   // Scatter k's adds: into its result at bases[slots + k].
   const char* scatter(std::size_t k) {
-    const MapKernel::Scattered& s = m_.scatters[k];
+    const FusedKernel::Scattered& s = m_.scatters[k];
     if (!packs(m_.slots[std::size_t(s.slot)].dtype)) return "it scatters rows other than two float64 or four float32";
     const std::int32_t p = pointer(s.rows, s.indices, std::int32_t(m_.slots.size() + k), size_of(s.slot), true);
     if (p < 0) return "it scatters rows other than the kernel's, or in slabs";
@@ -255,7 +255,7 @@ class RowWriter {
 
   static constexpr double zero64 = 0., one64 = 1.;
   static constexpr float zero32 = 0.f, one32 = 1.f;
-  const MapKernel& m_;
+  const FusedKernel& m_;
   RowCode out_;
   std::vector<std::int32_t> regs_;    // per slot: its register
   std::vector<std::int32_t> spread_;  // per slot of a scalar: the register repeating it along a row, once made
@@ -263,7 +263,7 @@ class RowWriter {
 
 }  // namespace
 
-const char* row_code(const MapKernel& m, std::optional<RowCode>& out) {
+const char* row_code(const FusedKernel& m, std::optional<RowCode>& out) {
   RowWriter writer(m);
   if (const char* why = writer.write()) return why;
   out.emplace(std::move(writer.row_code()));

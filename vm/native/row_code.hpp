@@ -1,5 +1,5 @@
-// A map kernel as the code of one row (row_code.cpp), which the kernel's
-// loop in machine code runs once a row (map_loop.cpp): every value a packed
+// A fused kernel as the code of one row (row_code.cpp), which the kernel's
+// loop in machine code runs once a row (fused_loop.cpp): every value a packed
 // row of 16 bytes (two float64, four float32) in one xmm register, or a
 // scalar (a value of one element per row, or of one element); the steps'
 // instructions, which the Trip emits (trip.hpp); the reads at the top of a
@@ -53,6 +53,6 @@ struct RowCode {
 };
 
 // The row code of a kernel, or why the tier leaves the kernel on the VM.
-const char* row_code(const MapKernel& m, std::optional<RowCode>& out);
+const char* row_code(const FusedKernel& m, std::optional<RowCode>& out);
 
 }  // namespace rune::vm::native

@@ -302,8 +302,8 @@ bool Trip::inline_call(std::size_t e, const Instruction& in) {
   }
 }
 
-// Between a scalar and a packed row of its type (a map kernel's row,
-// map_loop.cpp): a scalar repeated along the row, or lane `aux` of the
+// Between a scalar and a packed row of its type (a fused kernel's row,
+// fused_loop.cpp): a scalar repeated along the row, or lane `aux` of the
 // row. False: not those.
 bool Trip::lanes(std::size_t e, const Instruction& in) {
   const std::int32_t a = key(e, in.a), dst = key(e, in.dst);

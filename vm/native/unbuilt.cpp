@@ -20,7 +20,7 @@ const char* iterate_refusal(const Invoke&, const Instruction*& culprit) {
   return unbuilt;
 }
 
-const char* map_refusal(const MapKernel&) { return unbuilt; }
+const char* fused_refusal(const FusedKernel&) { return unbuilt; }
 
 const void* emit_scan(const void*, const char*& why, const Instruction*& culprit) {
   culprit = nullptr;
@@ -34,14 +34,14 @@ const void* emit_iterate(const void*, const char*& why, const Instruction*& culp
   return nullptr;
 }
 
-const void* emit_map(const void*, const char*& why, const Instruction*& culprit) {
+const void* emit_fused(const void*, const char*& why, const Instruction*& culprit) {
   culprit = nullptr;
   why = unbuilt;
   return nullptr;
 }
 
 std::string scan_listing(const ScanOp&) { return ""; }
-std::string map_listing(const MapKernel&) { return ""; }
+std::string fused_listing(const FusedKernel&) { return ""; }
 std::string iterate_listing(const Invoke&) { return ""; }
 
 void release(const void*) {}

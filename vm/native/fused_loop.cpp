@@ -1,4 +1,4 @@
-// A map kernel's loop in machine code (x86-64, System V): the kernel's row
+// A fused kernel's loop in machine code (x86-64, System V): the kernel's row
 // code (row_code.hpp) run once a row, as SIMD code over 2-D points would
 // hold them: the gathers' and scatters' rows found at the top of a row
 // (one index read and compared per index tensor; out of range, out of
@@ -53,12 +53,12 @@ std::uint32_t shift_of(std::size_t size) { return size == 8 ? 3 : size == 4 ? 2 
 // row's first element, all kept by callees; rax, rcx and rdx are scratch.
 const x86::Gp frame = x86::rbx, bases = x86::r12, row = x86::r13, end = x86::r14, first = x86::r15;
 
-class MapEmitter {
+class FusedEmitter {
  public:
   // The events: each read just before the instruction that first reads
   // its value (fewer values held at once), the instructions, the writes.
   // (held: the pointers kept in registers, when no instruction calls out)
-  MapEmitter(x86::Assembler& as, const RowCode& rc, bool comments, bool held) : as_(as), rc_(rc) {
+  FusedEmitter(x86::Assembler& as, const RowCode& rc, bool comments, bool held) : as_(as), rc_(rc) {
     frames_.add(rc.code, frame);
     for (std::int32_t reg : rc.packed) frames_.pack(reg);
     std::vector<Event> instructions;
@@ -292,31 +292,31 @@ bool calls_out(const RowCode& rc) {
   asmjit::CodeHolder code;
   code.init(environment());
   x86::Assembler as(&code);
-  MapEmitter emitter(as, rc, false, false);
+  FusedEmitter emitter(as, rc, false, false);
   emitter.loop();
   return emitter.called_out();
 }
 
 }  // namespace
 
-const char* map_refusal(const MapKernel& map) {
+const char* fused_refusal(const FusedKernel& kernel) {
   std::optional<RowCode> rc;
-  return row_code(map, rc);
+  return row_code(kernel, rc);
 }
 
-const void* emit_map(const void* unit, const char*& why, const Instruction*& culprit) {
+const void* emit_fused(const void* unit, const char*& why, const Instruction*& culprit) {
   culprit = nullptr;
   std::optional<RowCode> rc;
-  if ((why = row_code(*static_cast<const MapKernel*>(unit), rc))) return nullptr;
+  if ((why = row_code(*static_cast<const FusedKernel*>(unit), rc))) return nullptr;
   const bool held = !calls_out(*rc);
-  return assemble([&](x86::Assembler& as) { MapEmitter(as, *rc, false, held).loop(); }, why);
+  return assemble([&](x86::Assembler& as) { FusedEmitter(as, *rc, false, held).loop(); }, why);
 }
 
-std::string map_listing(const MapKernel& map) {
+std::string fused_listing(const FusedKernel& kernel) {
   std::optional<RowCode> rc;
-  if (row_code(map, rc)) return "";
+  if (row_code(kernel, rc)) return "";
   const bool held = !calls_out(*rc);
-  return assembly([&](x86::Assembler& as) { MapEmitter(as, *rc, true, held).loop(); });
+  return assembly([&](x86::Assembler& as) { FusedEmitter(as, *rc, true, held).loop(); });
 }
 
 }  // namespace rune::vm::native

@@ -1,4 +1,4 @@
-// The machine-code tier's map kernels (vm/native/map_loop.cpp): a kernel in
+// The machine-code tier's fused kernels (vm/native/fused_loop.cpp): a kernel in
 // rows of two float64 or four float32 (a cloth's springs: gathers by index,
 // short rows reduced, per-row values, scatters) promoted to machine code
 // gives the VM's bits (NaN payloads aside) and the reference interpreter's,
@@ -43,7 +43,7 @@ both_codes(F f, const Args&... args) {
 
 std::size_t promoted_kernels(const rune::vm::Code& code) {
   std::size_t n = 0;
-  for (const rune::vm::MapKernel& m : code.maps) n += m.native->promoted();
+  for (const rune::vm::FusedKernel& m : code.kernels) n += m.native->promoted();
   return n;
 }
 
@@ -196,8 +196,8 @@ TEST_CASE("kernels the machine-code tier leaves on the VM say why") {
   auto why = [](const auto& f, const auto&... args) {
     const auto [on_vm, promoted] = both_codes(f, args...);
     INFO(rune::vm::listing(*promoted));
-    REQUIRE(!promoted->maps.empty());
-    return std::string(native::map_refusal(promoted->maps[0]));
+    REQUIRE(!promoted->kernels.empty());
+    return std::string(native::fused_refusal(promoted->kernels[0]));
   };
   auto difference = [](const Tensor& v, const Tensor& from, const Tensor& to) {
     return nx::tanh(nx::take(v, to, 0) - nx::take(v, from, 0));
@@ -209,7 +209,7 @@ TEST_CASE("kernels the machine-code tier leaves on the VM say why") {
   CHECK(why(difference, p, i, j) == "a step on whole rows the tier does not emit packed");
 }
 
-TEST_CASE("rune::JitOptions::native_after 0 promotes a function's map kernels at once") {
+TEST_CASE("rune::JitOptions::native_after 0 promotes a function's fused kernels at once") {
   if (native::mode() != Mode::on || !native::built()) return;  // (RUNE_NATIVE=off or eager overrides it)
   const Tensor p = nx::reshape(nx::linspace(nx::float64, -1., 1., 8), {4, 2});
   const Tensor i = nx::create(nx::int32, {5}, {0, 3, 1, 1, 2}), j = nx::create(nx::int32, {5}, {2, 2, 0, 3, 1});
@@ -217,7 +217,7 @@ TEST_CASE("rune::JitOptions::native_after 0 promotes a function's map kernels at
     return (nx::take(v, to, 0) - nx::take(v, from, 0)) * 2.;
   };
   auto at_once = rune::jit(differences, {.native_after = 0});
-  CHECK(test::promotions([&] { (void)at_once(p, i, j); }).find("a map kernel promoted after 10 elements") !=
+  CHECK(test::promotions([&] { (void)at_once(p, i, j); }).find("a fused kernel promoted after 10 elements") !=
         std::string::npos);
   auto by_default = rune::jit(differences);  // (2^17 elements: thousands of calls)
   CHECK(test::promotions([&] { for (int k = 0; k < 100; ++k) (void)by_default(p, i, j); }).empty());

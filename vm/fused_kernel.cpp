@@ -1,4 +1,4 @@
-// Map kernels: a fused elementwise computation run over blocks of its
+// Fused kernels: a fused elementwise computation run over blocks of its
 // outputs. Each step is the eager kernels' row loop for its primitive, run
 // on a block at a time (1,024 elements, in the caches), so an element's
 // bits are eager's whatever the fusion, the block or the thread. Blocks
@@ -30,9 +30,9 @@ namespace rune::vm {
 
 namespace {
 
-constexpr std::int64_t block = MapKernel::block;
+constexpr std::int64_t block = FusedKernel::block;
 constexpr std::size_t align = 64;
-using Place = MapKernel::Place;
+using Place = FusedKernel::Place;
 // Each slot's base address in one run (a kernel of up to 32 slots finds
 // them in place; a larger one in its thread's frame memory).
 using Bases = boost::container::small_vector<char*, 32, FrameAllocator<char*>>;
@@ -100,9 +100,9 @@ void spread_rows(const char* elements, std::size_t size, std::int64_t row, std::
 
 // Step s on a block of n elements (of whole rows of `row` when the step is
 // over its rows) whose slots are at `at`, their strides in `places`.
-inline void run_step(const MapKernel::Step& s, const Place* places, char* const* at, std::int64_t n,
+inline void run_step(const FusedKernel::Step& s, const Place* places, char* const* at, std::int64_t n,
                      std::int64_t row) {
-  using Over = MapKernel::Step::Over;
+  using Over = FusedKernel::Step::Over;
   switch (s.over) {
     case Over::elements: break;
     case Over::rows: n /= row; break;
@@ -208,7 +208,7 @@ void gather(const char* base, std::size_t size, const nx::Shape& shape, std::spa
 // n) (whole rows of r.row: compile.cpp), slab by slab: each(slab, first
 // index, count, rows before them in the block).
 template <class Each>
-void each_slab(const MapKernel::Rows& r, std::int64_t begin, std::int64_t n, Each each) {
+void each_slab(const FusedKernel::Rows& r, std::int64_t begin, std::int64_t n, Each each) {
   const std::size_t per_slab = std::size_t(r.count);
   std::size_t q = std::size_t(begin / r.row);
   const std::size_t end = std::size_t((begin + n) / r.row), first = q;
@@ -225,7 +225,7 @@ void each_slab(const MapKernel::Rows& r, std::int64_t begin, std::int64_t n, Eac
 class Blocks {
  public:
   // (scattered: the buffers of the kernel's scatters' results)
-  Blocks(const MapKernel& m, const Bases& bases, char* const* scattered = nullptr)
+  Blocks(const FusedKernel& m, const Bases& bases, char* const* scattered = nullptr)
       : m_(m), places_(m.places.data()), bases_(bases.data()), scattered_(scattered),
         temps_(block_buffers(m.block_bytes)) {}
 
@@ -251,12 +251,12 @@ class Blocks {
       spread_rows(bases_[std::size_t(k)] + (begin / m_.row) * std::int64_t(p.size), p.size, m_.row, n / m_.row,
                   reinterpret_cast<char*>(temps_ + p.offset));
     }
-    for (const MapKernel::Gathered& g : m_.gathered) {
+    for (const FusedKernel::Gathered& g : m_.gathered) {
       const Place& p = m_.places[std::size_t(g.slot)];
       gather(bases_[std::size_t(g.slot)], p.size, m_.shape, {g.strides.data(), g.strides.size()}, begin, n,
              reinterpret_cast<char*>(temps_ + p.offset));
     }
-    for (const MapKernel::Indexed& g : m_.indexed) {
+    for (const FusedKernel::Indexed& g : m_.indexed) {
       if (g.in_place) continue;
       const Place& p = m_.places[std::size_t(g.slot)];
       const char* indices = bases_[std::size_t(m_.slots[std::size_t(g.slot)].indices)];
@@ -270,16 +270,16 @@ class Blocks {
     const std::size_t slots = m_.slots.size();
     Bases at(slots, boost::container::default_init);
     for (std::size_t k = 0; k < slots; ++k) at[k] = ptr(std::int32_t(k), begin);
-    const MapKernel::Step* const steps = m_.steps.data();
+    const FusedKernel::Step* const steps = m_.steps.data();
     const std::size_t count = m_.steps.size();
     const bool fetch = next_n > 0 && !m_.fetched.empty();
     for (std::size_t i = 0; i < count; ++i) {
       if (fetch) prefetch(next, next_n, i);
-      if (steps[i].over == MapKernel::Step::Over::paired) paired(steps[i], begin, n, at[std::size_t(steps[i].out)]);
+      if (steps[i].over == FusedKernel::Step::Over::paired) paired(steps[i], begin, n, at[std::size_t(steps[i].out)]);
       else run_step(steps[i], places_, at.data(), n, m_.row);
     }
     for (std::size_t k = 0; k < m_.scatters.size(); ++k) {
-      const MapKernel::Scattered& s = m_.scatters[k];
+      const FusedKernel::Scattered& s = m_.scatters[k];
       const std::size_t size = places_[s.slot].size, row_bytes = std::size_t(s.rows.row) * size;
       each_slab(s.rows, begin, n, [&](std::size_t slab, std::size_t first, std::size_t count, std::size_t done) {
         s.scatter(scattered_[k] + slab * std::size_t(s.rows.length) * row_bytes, at[std::size_t(s.slot)] + done * row_bytes,
@@ -292,9 +292,9 @@ class Blocks {
   // A paired step on the block's elements [begin, begin + n): its two
   // gathered operands read where their indices point, slab by slab (both
   // take rows of one length, slabs of one count: compile.cpp).
-  void paired(const MapKernel::Step& s, std::int64_t begin, std::int64_t n, char* out) const {
-    const MapKernel::Indexed& a = indexed(s.in[0]);
-    const MapKernel::Indexed& b = indexed(s.in[1]);
+  void paired(const FusedKernel::Step& s, std::int64_t begin, std::int64_t n, char* out) const {
+    const FusedKernel::Indexed& a = indexed(s.in[0]);
+    const FusedKernel::Indexed& b = indexed(s.in[1]);
     const std::size_t row_bytes = std::size_t(a.rows.row) * places_[s.out].size;
     const char* const indices_a = bases_[std::size_t(m_.slots[std::size_t(a.slot)].indices)];
     const char* const indices_b = bases_[std::size_t(m_.slots[std::size_t(b.slot)].indices)];
@@ -305,7 +305,7 @@ class Blocks {
                    std::size_t(b.rows.length), first, count, std::size_t(a.rows.row));
     });
   }
-  const MapKernel::Indexed& indexed(std::int32_t slot) const {
+  const FusedKernel::Indexed& indexed(std::int32_t slot) const {
     return *std::find_if(m_.indexed.begin(), m_.indexed.end(), [slot](const auto& g) { return g.slot == slot; });
   }
 
@@ -354,7 +354,7 @@ class Blocks {
       compute(first, n);
       const std::int64_t stop = std::min(first + n, end);
       for (std::size_t r = 0; r < m_.reductions.size(); ++r) {
-        const MapKernel::Reduction& reduction = m_.reductions[r];
+        const FusedKernel::Reduction& reduction = m_.reductions[r];
         const std::size_t size = m_.places[std::size_t(reduction.slot)].size;
         folders[r].add(reduction.pieces, stop - pos, ptr(reduction.slot, first) + std::size_t(pos - first) * size, size);
       }
@@ -363,7 +363,7 @@ class Blocks {
   }
 
  private:
-  const MapKernel& m_;
+  const FusedKernel& m_;
   const Place* places_;
   char* const* bases_;
   char* const* scattered_;
@@ -372,21 +372,21 @@ class Blocks {
 
 // Where each reduction's results go, and their size.
 struct Results {
-  char* at[MapKernel::max_reductions];
-  std::size_t size[MapKernel::max_reductions];
+  char* at[FusedKernel::max_reductions];
+  std::size_t size[FusedKernel::max_reductions];
 };
 
 // One result's row [begin, begin + row): in the eager reduction's segments
 // (on oneTBB when `parallel`), each folded block by block, then the
 // segments' results as eager reduces them; result r written at
 // results.at[r] + index * size.
-void reduce_row(const MapKernel& m, const Bases& bases, std::int64_t begin, std::int64_t row, std::int64_t index,
+void reduce_row(const FusedKernel& m, const Bases& bases, std::int64_t begin, std::int64_t row, std::int64_t index,
                 const Results& results, bool parallel) {
   const std::size_t count = m.reductions.size();
   const std::int64_t segments = std::max<std::int64_t>(1, (row + nx::ops::reduce_segment - 1) / nx::ops::reduce_segment);
-  boost::container::small_vector<Partial, MapKernel::max_reductions> partial(std::size_t(segments) * count);
+  boost::container::small_vector<Partial, FusedKernel::max_reductions> partial(std::size_t(segments) * count);
   auto segment = [&](std::int64_t s) {
-    Folder folders[MapKernel::max_reductions];
+    Folder folders[FusedKernel::max_reductions];
     for (std::size_t r = 0; r < count; ++r) folders[r].start(m.reductions[r].pieces);
     const std::int64_t from = begin + s * nx::ops::reduce_segment;
     Blocks(m, bases).fold(from, std::min(begin + row, from + nx::ops::reduce_segment), folders);
@@ -420,14 +420,14 @@ void reduce_row(const MapKernel& m, const Bases& bases, std::int64_t begin, std:
 
 // Results [first, last) whose rows fit a block, several to a block: each
 // computed once, then each row reduced in one piece.
-void reduce_short_rows(const MapKernel& m, const Blocks& blocks, std::int64_t first, std::int64_t last,
+void reduce_short_rows(const FusedKernel& m, const Blocks& blocks, std::int64_t first, std::int64_t last,
                        const Results& results) {
   const std::int64_t row = m.reduced, per_block = block / row;
   for (std::int64_t r0 = first; r0 < last; r0 += per_block) {
     const std::int64_t k = std::min(per_block, last - r0), begin = r0 * row;
     blocks.compute(begin, k * row);
     for (std::size_t r = 0; r < m.reductions.size(); ++r) {
-      const MapKernel::Reduction& reduction = m.reductions[r];
+      const FusedKernel::Reduction& reduction = m.reductions[r];
       const char* in = blocks.ptr(reduction.slot, begin);
       const std::size_t in_row = std::size_t(row) * results.size[r];
       if (reduction.short_rows) {  // (rows of a few elements: one loop, no accumulators' round trip)
@@ -449,7 +449,7 @@ void reduce_short_rows(const MapKernel& m, const Blocks& blocks, std::int64_t fi
 // Several results run rows on oneTBB; one runs its segments, unless blocks
 // of whole rows of the kernel would cross them (then it runs on one
 // thread: the same bits).
-void run_reducing(const MapKernel& m, const Bases& bases, const Results& results) {
+void run_reducing(const FusedKernel& m, const Bases& bases, const Results& results) {
   const std::int64_t rows = nx::numel(m.reductions[0].shape), row = m.reduced;
   const bool parallel = m.size >= nx::ops::parallel_grain;
   if (rows == 1) {
@@ -473,16 +473,16 @@ using Held = boost::container::small_vector<nx::Tensor, 4>;
 // Slot k's base address in this run: a written result's buffer is found
 // now (vm::buffer_for), a rows operand repeated over a block at `repeated`;
 // a temporary has none (its place is in the block buffers).
-[[gnu::always_inline]] inline char* slot_base(const MapKernel& m, std::size_t k, Frame& f, Held& held,
+[[gnu::always_inline]] inline char* slot_base(const FusedKernel& m, std::size_t k, Frame& f, Held& held,
                                               char* repeated) {
-  using Source = MapKernel::Source;
+  using Source = FusedKernel::Source;
   auto in_order = [&](const nx::Tensor& t) {
     if (nx::ops::is_contiguous(*t.impl())) return nx::ops::base_address(*t.impl());
     held.push_back(nx::ops::contiguous(t));
     return nx::ops::base_address(*held.back().impl());
   };
-  const MapKernel::Slot& slot = m.slots[k];
-  const MapKernel::Place& place = m.places[k];
+  const FusedKernel::Slot& slot = m.slots[k];
+  const FusedKernel::Place& place = m.places[k];
   switch (slot.source) {
     case Source::tensor:
     case Source::columns:
@@ -514,8 +514,8 @@ using Held = boost::container::small_vector<nx::Tensor, 4>;
 
 // Each scatter's result, a copy of its operand (the rows are added to it),
 // its base address appended to `bases`.
-template <class Addresses> void scatter_results(const MapKernel& m, Frame& f, Addresses& bases) {
-  for (const MapKernel::Scattered& s : m.scatters) {
+template <class Addresses> void scatter_results(const FusedKernel& m, Frame& f, Addresses& bases) {
+  for (const FusedKernel::Scattered& s : m.scatters) {
     nx::Tensor& out = f.tensors[std::size_t(s.out)];
     out = nx::ops::make_tensor(m.slots[std::size_t(s.slot)].dtype, s.shape);
     nx::ops::copy_elements(*f.tensors[std::size_t(m.slots[std::size_t(s.operand)].reg)].impl(), *out.impl());
@@ -526,7 +526,7 @@ template <class Addresses> void scatter_results(const MapKernel& m, Frame& f, Ad
 // A kernel promoted to machine code: its loop over the kernel's rows (its
 // elements when it is not in rows), on oneTBB in chunks when it is large
 // and scatters nothing.
-void run_native(const MapKernel& m, Frame& f, native::MapLoop loop) {
+void run_native(const FusedKernel& m, Frame& f, native::FusedLoop loop) {
   Held held;
   const std::size_t slots = m.slots.size();
   Bases bases(slots, boost::container::default_init);
@@ -540,22 +540,22 @@ void run_native(const MapKernel& m, Frame& f, native::MapLoop loop) {
       tbb::simple_partitioner());
 }
 
-// A kernel of one block (MapKernel::single_block): its steps run straight on
+// A kernel of one block (FusedKernel::single_block): its steps run straight on
 // its slots' base addresses, the temporaries' on the stack.
-void run_one_block(const MapKernel& m, Frame& f) {
+void run_one_block(const FusedKernel& m, Frame& f) {
   Held held;
   alignas(align) unsigned char on_stack[8192];  // (a few temporaries' blocks need no thread buffer)
   unsigned char* const temps = m.block_bytes <= sizeof on_stack ? on_stack : block_buffers(m.block_bytes);
   const std::size_t slots = m.slots.size();
-  char* at[MapKernel::one_block_slots];
+  char* at[FusedKernel::one_block_slots];
   for (std::size_t k = 0; k < slots; ++k)
     at[k] = m.places[k].kind == Place::Kind::temporary ? reinterpret_cast<char*>(temps + m.places[k].offset)
                                                        : slot_base(m, k, f, held, nullptr);
-  for (const MapKernel::Step& s : m.steps) run_step(s, m.places.data(), at, m.size, m.row);
+  for (const FusedKernel::Step& s : m.steps) run_step(s, m.places.data(), at, m.size, m.row);
 }
 
 // Any other kernel: its blocks, on oneTBB when it is large.
-void run_blocks(const MapKernel& m, Frame& f) {
+void run_blocks(const FusedKernel& m, Frame& f) {
   Held held;
   const std::size_t slots = m.slots.size();
   Bases bases(slots, boost::container::default_init);
@@ -564,7 +564,7 @@ void run_blocks(const MapKernel& m, Frame& f) {
   if (!m.reductions.empty()) {
     Results results;
     for (std::size_t r = 0; r < m.reductions.size(); ++r) {
-      const MapKernel::Reduction& reduction = m.reductions[r];
+      const FusedKernel::Reduction& reduction = m.reductions[r];
       const nx::DType dtype = m.slots[std::size_t(reduction.slot)].dtype;
       results.size[r] = nx::size_of(dtype);
       if (reduction.out.scalar) {
@@ -578,7 +578,7 @@ void run_blocks(const MapKernel& m, Frame& f) {
     return run_reducing(m, bases, results);
   }
   if (!m.scatters.empty()) {  // (on one thread: eager's order of the adds)
-    boost::container::small_vector<char*, MapKernel::max_scatters> scattered;
+    boost::container::small_vector<char*, FusedKernel::max_scatters> scattered;
     scatter_results(m, f, scattered);
     return Blocks(m, bases, scattered.data()).run(0, m.size);
   }
@@ -597,9 +597,9 @@ void run_blocks(const MapKernel& m, Frame& f) {
 
 }  // namespace
 
-void run_map(const MapKernel& m, Frame& f) {
-  if (const void* loop = m.native->loop(m.size, native::emit_map, &m, "a map kernel", "elements"))
-    return run_native(m, f, reinterpret_cast<native::MapLoop>(loop));
+void run_fused(const FusedKernel& m, Frame& f) {
+  if (const void* loop = m.native->loop(m.size, native::emit_fused, &m, "a fused kernel", "elements"))
+    return run_native(m, f, reinterpret_cast<native::FusedLoop>(loop));
   return m.single_block ? run_one_block(m, f) : run_blocks(m, f);
 }
 
