@@ -4,6 +4,7 @@
 #include "rune/nx.hpp"
 #include "rune/callback.hpp"
 #include "rune/check.hpp"
+#include "rune/collectives.hpp"
 #include "rune/cond.hpp"
 #include "rune/custom.hpp"
 #include "rune/debug.hpp"
