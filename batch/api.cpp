@@ -57,12 +57,6 @@ std::vector<nx::Tensor> Mapping::finish(std::span<const nx::Tensor> outputs) {
 namespace rune {
 
 namespace {
-batch::BatchTrace& named_map(std::string_view api, Axis a) {
-  batch::BatchTrace* map = batch::innermost_map(a.id);
-  if (!map || a.id == 0) nx::ops::fail(api, "no map of this axis is running (name one with rune::vmap(f, axis))");
-  return *map;
-}
-
 nx::Tensor index_in(batch::BatchTrace* map) {
   if (!map) return nx::scalar(nx::int32, 0);
   return map->wrap(nx::arange(nx::int32, 0, double(map->lanes())));
@@ -77,7 +71,7 @@ nx::Tensor lanes(Axis a, nx::Operand x) {
   nx::ops::check_defined("rune::lanes", std::span<const nx::Tensor>(&x.tensor(), 1));
   nx::ops::Params params;
   params.axis = std::int64_t(a.id);
-  params.shape = {named_map("rune::lanes", a).lanes()};
+  params.shape = {batch::named_map("rune::lanes", a.id).lanes()};
   return nx::ops::bind(nx::ops::Prim::lanes_gather, {x}, params);
 }
 

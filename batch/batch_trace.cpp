@@ -50,6 +50,12 @@ BatchTrace* innermost_map(std::uint64_t axis) {
   return nullptr;
 }
 
+BatchTrace& named_map(std::string_view api, std::uint64_t axis) {
+  BatchTrace* map = innermost_map(axis);
+  if (!map || axis == 0) nx::ops::fail(api, "no map of this axis is running (name one with rune::vmap(f, axis))");
+  return *map;
+}
+
 nx::Tensor BatchTrace::wrap(const nx::Tensor& all_lanes) {
   boost::intrusive_ptr<nx::detail::TensorImpl> t(new nx::detail::TensorImpl);
   t->dtype = all_lanes.dtype();

@@ -72,5 +72,7 @@ class BatchTrace final : public ir::Trace {
 // The innermost map of this thread's traces named `axis` (any map for 0),
 // or null outside such a map.
 BatchTrace* innermost_map(std::uint64_t axis);
+// The innermost map named `axis` (not 0); throws `api`'s error outside one.
+BatchTrace& named_map(std::string_view api, std::uint64_t axis);
 
 }  // namespace rune::batch

@@ -13,12 +13,7 @@
 namespace rune {
 
 namespace {
-// The lane count of the map named `a`; throws `api`'s error outside it.
-std::int64_t lanes_of(std::string_view api, Axis a) {
-  batch::BatchTrace* map = batch::innermost_map(a.id);
-  if (!map || a.id == 0) nx::ops::fail(api, "no map of this axis is running (name one with rune::vmap(f, axis))");
-  return map->lanes();
-}
+std::int64_t lanes_of(std::string_view api, Axis a) { return batch::named_map(api, a.id).lanes(); }
 
 void check_lane(std::string_view api, std::string_view what, std::int64_t lane, std::int64_t lanes) {
   if (lane < 0 || lane >= lanes)

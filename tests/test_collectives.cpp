@@ -29,6 +29,14 @@ TEST_CASE("psum and pmean: the lanes' sum in nx::sum's order, the same in every 
   const Tensor want = nx::stack({sum, sum, sum, sum});
   CHECK(test::same_bits(rune::vmap([&](const Tensor& x) { return rune::psum(a, x); }, a)(xs), want));
   CHECK(test::same_bits(rune::jit(rune::vmap([&](const Tensor& x) { return rune::psum(a, x); }, a))(xs), want));
+  // Outside reference, plain doubles: four lanes summed in nx::sum's order
+  // (docs/accuracy.md: one accumulator each, then combined by halves).
+  const std::vector<double> v = test::values(xs);
+  for (std::size_t c = 0; c < 3; ++c) {
+    const double by_halves = (v[c] + v[6 + c]) + (v[3 + c] + v[9 + c]);
+    CHECK(test::bits(test::values(sum)[c]) == test::bits(by_halves));
+  }
+  CHECK(test::values(sum)[1] == 3.);  // (in lane order it would be 2: 1e16 + 1 rounds to 1e16)
   const Tensor mean = sum / 4.;
   CHECK(test::same_bits(rune::vmap([&](const Tensor& x) { return rune::pmean(a, x); }, a)(xs),
                         nx::stack({mean, mean, mean, mean})));

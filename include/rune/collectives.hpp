@@ -37,16 +37,12 @@ nx::Tensor broadcast_from(Axis a, nx::Operand x, std::int64_t root);
 template <class T>
   requires(detail::Structures<T> && !std::convertible_to<const T&, nx::Tensor>)
 T psum(Axis a, const T& tree) {
-  std::vector<nx::Tensor> out;
-  for (const nx::Tensor& leaf : leaves(tree)) out.push_back(psum(a, leaf));
-  return rebuild(tree, std::span<const nx::Tensor>(out));
+  return map_leaves(tree, [&](const nx::Tensor& leaf) { return psum(a, leaf); });
 }
 template <class T>
   requires(detail::Structures<T> && !std::convertible_to<const T&, nx::Tensor>)
 T pmean(Axis a, const T& tree) {
-  std::vector<nx::Tensor> out;
-  for (const nx::Tensor& leaf : leaves(tree)) out.push_back(pmean(a, leaf));
-  return rebuild(tree, std::span<const nx::Tensor>(out));
+  return map_leaves(tree, [&](const nx::Tensor& leaf) { return pmean(a, leaf); });
 }
 
 }  // namespace rune
