@@ -5,6 +5,7 @@
 #include "batch/batch_trace.hpp"
 #include "ops/errors.hpp"
 #include "ops/type_checks.hpp"
+#include "ops/world.hpp"
 #include "rune/nx.hpp"
 #include "rune/vmap.hpp"
 
@@ -35,8 +36,10 @@ struct Mapping::State {
   }
 };
 
-Mapping::Mapping(std::string_view entry_point, std::int64_t lanes, std::uint64_t axis)
-    : state_(std::make_unique<State>(entry_point, lanes, axis)) {}
+Mapping::Mapping(std::string_view entry_point, std::int64_t lanes, std::uint64_t axis) {
+  if (axis == ranks().id) nx::ops::fail(entry_point, "rune::ranks() names the processes of the job, not a map");
+  state_ = std::make_unique<State>(entry_point, lanes, axis);
+}
 Mapping::~Mapping() = default;
 
 std::vector<nx::Tensor> Mapping::inputs(std::span<const nx::Tensor> leaves) {
@@ -66,23 +69,34 @@ nx::Tensor index_in(batch::BatchTrace* map) {
 // A collective the map named `a` computes (ops/family_collective.cpp),
 // whatever traces its operand: recorded in a construct's sub-program or a
 // compiled function inside the map, differentiated inside it.
+// Over the ranks, the gather of every process's x (ops/family_ranks.cpp).
 nx::Tensor lanes(Axis a, nx::Operand x) {
   const nx::detail::Calling here(x.site());
   nx::ops::check_defined("rune::lanes", std::span<const nx::Tensor>(&x.tensor(), 1));
   nx::ops::Params params;
+  if (a == ranks()) {
+    params.shape = {nx::ops::world::size()};
+    return nx::ops::bind(nx::ops::Prim::ranks_gather, {x}, params);
+  }
   params.axis = std::int64_t(a.id);
   params.shape = {batch::named_map("rune::lanes", a.id).lanes()};
   return nx::ops::bind(nx::ops::Prim::lanes_gather, {x}, params);
 }
 
+// (This process's rank is a constant of what is traced: a program that
+// reads it computes the tracing rank's value wherever it runs.)
 nx::Tensor lane_index() { return index_in(batch::innermost_map(0)); }
-nx::Tensor lane_index(Axis a) { return index_in(batch::innermost_map(a.id)); }
+nx::Tensor lane_index(Axis a) {
+  if (a == ranks()) return nx::scalar(nx::int32, nx::ops::world::rank());
+  return index_in(batch::innermost_map(a.id));
+}
 
 std::int64_t lane_count() {
   batch::BatchTrace* map = batch::innermost_map(0);
   return map ? map->lanes() : 1;
 }
 std::int64_t lane_count(Axis a) {
+  if (a == ranks()) return nx::ops::world::size();
   batch::BatchTrace* map = batch::innermost_map(a.id);
   return map ? map->lanes() : 1;
 }

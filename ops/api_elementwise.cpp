@@ -68,6 +68,7 @@ std::optional<Tensor> with_double(Prim p, const Tensor& t, double value, bool va
 #define NX_IF_UNARY_layout(...)
 #define NX_IF_UNARY_linalg(...)
 #define NX_IF_UNARY_random(...)
+#define NX_IF_UNARY_ranks(...)
 #define NX_IF_UNARY_collective(...)
 #define PRIM(id, api, kind, arity, accepts, result, flags) \
   NX_IF_UNARY(kind)(Tensor id(Operand x) {                 \

@@ -40,13 +40,7 @@ void require_inexact(std::string_view api, const Tensor& t) {
 }  // namespace
 
 namespace {
-// The dtype sum and prod accumulate in by default: NumPy's, so that a sum
-// of small integers does not wrap (int8 values add up in int64).
-DType accumulation_dtype(DType d) {
-  if (d == bool_ || d == int8 || d == int16 || d == int32) return int64;
-  if (is_unsigned(d)) return uint64;
-  return d;
-}
+using ops::accumulation_dtype;
 
 // sum or prod of t cast to `dtype` (its default: accumulation_dtype).
 Tensor accumulate(Prim p, const Operand& t, const Axes& axes, bool keepdims, std::optional<DType> dtype) {

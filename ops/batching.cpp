@@ -268,6 +268,16 @@ Tensor indexed_batch(Prim p, std::span<const Tensor> x, std::span<const bool> ba
   return bind(p, operands, q);
 }
 
+// The ranks' collectives exchange every lane's value in one call: the lanes
+// stay on axis 0, ahead of a gather's ranks.
+Tensor ranks_batch(Prim p, std::span<const Tensor> x, std::span<const bool> batched, const Params& params,
+                   std::int64_t lanes) {
+  const Tensor v = every_lane(x[0], batched[0], lanes);
+  if (p == Prim::ranks_gather) return moveaxis(bind(p, {v}, params), 0, 1);
+  if (p == Prim::ranks_scatter_sum) return bind(p, {moveaxis(v, 1, 0)}, params);
+  return bind(p, {v}, params);
+}
+
 }  // namespace
 
 void register_batching(RuleTable& table) {
@@ -287,6 +297,7 @@ void register_batching(RuleTable& table) {
       case Family::random: batch = &matrices_batch; break;
       case Family::layout: batch = &layout_batch; break;
       case Family::collective: break;  // (computed by the map they name: batch/batch_trace.cpp)
+      case Family::ranks: batch = &ranks_batch; break;
     }
     table.define(p, {.batch = batch});
   }

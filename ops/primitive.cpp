@@ -28,6 +28,7 @@ const Rules* make_table() {
   register_layout_derivatives(table);
   register_linalg_derivatives(table);
   register_collectives(table);
+  register_ranks(table);
   register_batching(table);
   return rules;
 }

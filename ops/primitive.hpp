@@ -23,7 +23,7 @@ inline constexpr int prim_count = 0
 #undef PRIM
     ;
 
-enum class Family : std::uint8_t { unary, binary, select, convert, reduce, arg, layout, linalg, random, collective };
+enum class Family : std::uint8_t { unary, binary, select, convert, reduce, arg, layout, linalg, random, collective, ranks };
 
 // Operand dtype classes.
 enum DTypeClass : std::uint8_t { B = 1, S = 2, U = 4, F = 8, C = 16 };
@@ -56,6 +56,14 @@ constexpr const PrimInfo& info(Prim p) { return prim_infos[int(p)]; }
 constexpr bool is_elementwise(Prim p) {
   const Family f = info(p).family;
   return f == Family::unary || f == Family::binary || f == Family::select || f == Family::convert;
+}
+
+// Whether a primitive exchanges values with other lanes or processes (a
+// collective over a map's lanes or over the ranks): never folded at compile
+// time nor moved out of a loop; it runs where the program calls it.
+constexpr bool communicates(Prim p) {
+  const Family f = info(p).family;
+  return f == Family::collective || f == Family::ranks;
 }
 
 constexpr std::uint8_t dtype_class(DType d) {
@@ -182,6 +190,7 @@ void register_reduction_derivatives(RuleTable& table);
 void register_layout_derivatives(RuleTable& table);
 void register_linalg_derivatives(RuleTable& table);
 void register_collectives(RuleTable& table);
+void register_ranks(RuleTable& table);
 void register_batching(RuleTable& table);
 
 }  // namespace nx::ops

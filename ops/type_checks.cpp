@@ -77,4 +77,10 @@ Axes normalize_axes(std::string_view api, const Axes& axes, const Tensor& t) {
   return out;
 }
 
+DType accumulation_dtype(DType d) {
+  if (d == bool_ || d == int8 || d == int16 || d == int32) return int64;
+  if (is_unsigned(d)) return uint64;
+  return d;
+}
+
 }  // namespace nx::ops

@@ -21,6 +21,9 @@ void check_same_dtype(Prim p, std::span<const Tensor> operands);
 void check_defined(std::string_view api, std::span<const Tensor> operands);
 // The result dtype of p for operands of dtype d.
 DType result_dtype(Prim p, DType d, const Params& params);
+// The dtype sum and prod accumulate in by default: NumPy's, so that a sum
+// of small integers does not wrap (int8 values add up in int64).
+DType accumulation_dtype(DType d);
 // An axis in [-ndim, ndim) made non-negative; throws naming the tensor.
 std::int64_t normalize_axis(std::string_view api, std::int64_t axis, std::int64_t ndim, const Tensor& t);
 // Normalized, sorted, distinct axes; empty means all.

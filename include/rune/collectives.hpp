@@ -1,17 +1,21 @@
-// Collectives over a named map's lanes (API.md, "Collectives over named
-// axes"): inside rune::vmap(f, a), each lane computes with the values of
-// every lane of the map named `a`. Written with rune::lanes, so every
-// transformation sees through them: they differentiate (psum's transpose is
-// psum, ppermute's the inverse permutation, broadcast_from's a sum to the
-// root), nest in other maps, compile and save like any program. Across MPI
-// processes (rune::ranks()) they are not built yet (docs/maps.md).
+// Collectives over a named axis (API.md, "Collectives over named axes"):
+// inside rune::vmap(f, a), each lane computes with the values of every lane
+// of the map named `a`; with rune::ranks(), each process of an MPI job with
+// every process's. Over a map they are written with rune::lanes, over the
+// ranks they are primitives of their own (ops/family_ranks.cpp); either way
+// they differentiate (psum's transpose is psum, ppermute's the inverse
+// permutation, broadcast_from's a sum to the root), nest in maps, compile
+// and save like any program, and a sum gives the same bits over P ranks as
+// over P lanes.
 #pragma once
 
 #include <concepts>
 #include <cstdint>
 #include <span>
 #include <utility>
+#include <vector>
 
+#include "rune/nx.hpp"
 #include "rune/tree.hpp"
 #include "rune/vmap.hpp"
 
@@ -32,17 +36,27 @@ nx::Tensor ppermute(Axis a, nx::Operand x, std::span<const std::pair<std::int64_
 // The x of lane `root`, in every lane.
 nx::Tensor broadcast_from(Axis a, nx::Operand x, std::int64_t root);
 
-// psum and pmean of every tensor leaf of a structure (a gradient's tree);
-// in one process each leaf is its own sum.
+namespace detail {
+// The leaves' sums over the ranks: the leaves of each dtype laid end to end
+// and summed in one exchange (as Horovod fuses small tensors), the same
+// bits as leaf by leaf.
+std::vector<nx::Tensor> psum_leaves_over_ranks(std::span<const nx::Tensor> leaves);
+}  // namespace detail
+
+// psum and pmean of every tensor leaf of a structure (a gradient's tree):
+// over a map's lanes each leaf is its own sum; over the ranks every leaf of
+// one dtype goes in one exchange.
 template <class T>
   requires(detail::Structures<T> && !std::convertible_to<const T&, nx::Tensor>)
 T psum(Axis a, const T& tree) {
+  if (a == ranks()) return rebuild(tree, detail::psum_leaves_over_ranks(leaves(tree)));
   return map_leaves(tree, [&](const nx::Tensor& leaf) { return psum(a, leaf); });
 }
 template <class T>
   requires(detail::Structures<T> && !std::convertible_to<const T&, nx::Tensor>)
 T pmean(Axis a, const T& tree) {
-  return map_leaves(tree, [&](const nx::Tensor& leaf) { return pmean(a, leaf); });
+  const double lanes = double(lane_count(a));
+  return map_leaves(psum(a, tree), [&](const nx::Tensor& sum) { return sum / lanes; });
 }
 
 }  // namespace rune

@@ -20,6 +20,12 @@ struct Axis {
   bool operator==(const Axis&) const = default;
 };
 inline Axis axis() { return Axis{detail::fresh_axis()}; }
+// The processes of an MPI job (`mpiexec -n P ./prog`) as an axis
+// (docs/scale-out.md): lane_index(ranks()) is this process's rank,
+// lane_count(ranks()) the job's size (0 and 1 without MPI), and
+// rune::lanes and the collectives of rune/collectives.hpp act across the
+// processes. No rune::vmap takes this name.
+inline Axis ranks() { return Axis{~std::uint64_t(0)}; }
 
 // Every lane's value of x along the map named `a`, stacked on a new axis 0:
 // the same value in every lane. Throws outside such a map.

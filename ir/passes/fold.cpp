@@ -12,7 +12,7 @@ namespace rune::ir {
 namespace {
 
 bool foldable(const Equation& eq) {
-  return eq.kind == OpKind::primitive && nx::ops::info(eq.prim).family != nx::ops::Family::collective;
+  return eq.kind == OpKind::primitive && !nx::ops::communicates(eq.prim);
 }
 
 // The constant a primitive on constant operands computes, when it is small

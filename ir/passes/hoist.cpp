@@ -39,7 +39,7 @@ std::vector<Body> bodies(const Equation& eq) {
 // computed before the loop instead (hoist.hpp says why these).
 bool movable(const Equation& eq) {
   if (eq.kind != OpKind::primitive) return false;
-  return nx::ops::info(eq.prim).family != nx::ops::Family::collective && eq.prim != Prim::broadcast;
+  return !nx::ops::communicates(eq.prim) && eq.prim != Prim::broadcast;
 }
 
 // What of a sub-program moves out: the equations computed before the loop

@@ -11,8 +11,9 @@
 // move, or returned). Constants do not move on their own (they are loaded
 // once already): one that a moved equation reads is copied out with it.
 // Nothing else moves: constructs and effects (a check or a callback on
-// invariant values runs once per trip as before), the collectives (they
-// depend on the maps running around the call), and broadcasts (views the
+// invariant values runs once per trip as before), the collectives (a map's
+// depend on the maps running around the call; the ranks' exchange values
+// with other processes as often as the program says), and broadcasts (views the
 // loop's fused kernels read as broadcast operands, where a capture would be
 // read as a whole tensor). Nor does an elementwise value of more than
 // hoisted_elements elements with an operand of that size that the loop

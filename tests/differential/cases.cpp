@@ -698,6 +698,7 @@ void primitive_cases(Writer& w, Prim p, Rng& rng) {
       case Family::linalg: linalg_cases(w, p, dt, rng); break;
       case Family::collective: collective_cases(w, p, dt, rng); break;
       case Family::random: break;
+      case Family::ranks: break;  // (across processes: tests/ranks, against maps over as many lanes)
     }
   }
   if (I.family == Family::random) random_cases(w, p, rng);

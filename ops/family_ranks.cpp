@@ -1,0 +1,195 @@
+// Collectives over the ranks of an MPI job (rune::ranks()): their type,
+// eager (into the planned buffer), jvp and transpose rules; the batching
+// rule is in ops/batching.cpp. The exchanges are ops/world.cpp's; every
+// addition is nx::sum's over a leading axis of one row per rank, so a sum
+// over P ranks has the bits of nx::sum over P lanes (rune::psum under
+// rune::vmap) whatever the SIMD width and however the work is split.
+//
+//   ranks_sum(x):         every rank's x summed (rune::psum)
+//   ranks_gather(x):      [P, x's shape...], every rank's x (rune::all_gather)
+//   ranks_scatter_sum(y): y's shape without its axis 0 of P rows: rank r gets
+//                         the sum over the ranks q of row r of q's y (the
+//                         gather's transpose)
+//   ranks_permute(x):     rank stops[k] gets the x of rank starts[k]; a rank
+//                         no pair names as a receiver gets zeros (rune::ppermute)
+//
+// The gather and its transpose carry the world's size as shape=[P], checked
+// against the world they run in (a program read from text may come from
+// another job).
+#include <algorithm>
+#include <vector>
+
+#include "ops/concrete.hpp"
+#include "ops/derivatives.hpp"
+#include "ops/errors.hpp"
+#include "ops/type_checks.hpp"
+#include "ops/world.hpp"
+
+namespace nx::ops {
+namespace {
+
+// Up to this many bytes of rows (P times the operand), a sum gathers every
+// rank's operand and sums all of it on each rank; above, each rank sums a
+// P-th part of the elements and the parts are gathered (the traffic of a
+// ring allreduce).
+constexpr std::size_t gathered_sum_bytes = 64 * 1024;
+
+std::string ranks_text(std::int64_t n) { return std::to_string(n) + (n == 1 ? " rank" : " ranks"); }
+
+void check_rank(Prim p, std::int64_t r) {
+  if (r < 0 || r >= world::size())
+    fail(info(p).api, "rank " + std::to_string(r) + " is outside a world of " + ranks_text(world::size()));
+}
+
+std::int64_t ranks_in(Prim p, const Params& params) {
+  if (params.shape.size() != 1 || params.shape[0] < 1)
+    fail(info(p).api, "the rank count is shape=[count], got shape=" + to_string(params.shape));
+  if (params.shape[0] != world::size())
+    fail(info(p).api, "the program was traced on " + ranks_text(params.shape[0]) + "; this world has " +
+                          ranks_text(world::size()));
+  return params.shape[0];
+}
+
+TensorType same_type(Prim p, std::span<const Tensor> x, const Params& params) {
+  check_accepts(p, x[0]);
+  if (p == Prim::ranks_permute) {
+    if (params.starts.size() != params.stops.size())
+      fail(info(p).api, "the senders (starts) and receivers (stops) differ in number");
+    for (std::size_t k = 0; k < params.starts.size(); ++k) {
+      check_rank(p, params.starts[k]);
+      check_rank(p, params.stops[k]);
+      if (std::find(params.stops.begin(), params.stops.begin() + std::ptrdiff_t(k), params.stops[k]) !=
+          params.stops.begin() + std::ptrdiff_t(k))
+        fail(info(p).api, "rank " + std::to_string(params.stops[k]) + " is named twice as a receiver");
+    }
+  }
+  return type_of(x[0]);
+}
+
+TensorType gather_type(Prim p, std::span<const Tensor> x, const Params& params) {
+  check_accepts(p, x[0]);
+  Shape shape = x[0].shape();
+  shape.insert(shape.begin(), ranks_in(p, params));
+  return {x[0].dtype(), shape, x[0].placement()};
+}
+
+TensorType scatter_sum_type(Prim p, std::span<const Tensor> x, const Params& params) {
+  check_accepts(p, x[0]);
+  const std::int64_t ranks = ranks_in(p, params);
+  if (x[0].ndim() == 0 || x[0].shape()[0] != ranks)
+    fail(info(p).api, "a transposed gather takes one row per rank (" + std::to_string(ranks) + "), got " +
+                          describe(x[0]));
+  return {x[0].dtype(), Shape(x[0].shape().begin() + 1, x[0].shape().end()), x[0].placement()};
+}
+
+// The operand in C order, apart from `out` (MPI reads and writes distinct
+// memory).
+Tensor sent(const Tensor& x, const Tensor& out) {
+  Tensor in = contiguous(x);
+  return base_address(*in.impl()) == base_address(*out.impl()) ? copy(in) : in;
+}
+
+char* bytes_of(const Tensor& t) { return base_address(*t.impl()); }
+
+// out = the sum over axis 0 of `rows` (one row per rank), in nx::sum's order.
+void sum_rows_into(const Tensor& rows, const Tensor& out) {
+  Params params;
+  params.axes = {0};
+  rules(Prim::reduce_sum).into(Prim::reduce_sum, std::span<const Tensor>(&rows, 1), params, out);
+}
+
+void sum_into(Prim p, std::span<const Tensor> x, const Params&, const Tensor& out) {
+  world::agree(info(p).api, describe(x[0]));
+  const Tensor in = sent(x[0], out);
+  const DType dt = in.dtype();
+  const auto n = std::size_t(in.numel()), item = size_of(dt), ranks = std::size_t(world::size());
+  if (world::fast_sum(bytes_of(in), bytes_of(out), n, dt)) return;
+  if (ranks == 1 || n < ranks || n * item * ranks <= gathered_sum_bytes) {
+    Shape shape = in.shape();
+    shape.insert(shape.begin(), std::int64_t(ranks));
+    const Tensor rows = make_tensor(dt, shape);
+    world::gather(bytes_of(in), bytes_of(rows), n * item);
+    return sum_rows_into(rows, out);
+  }
+  // Rank r sums elements [offsets[r], offsets[r] + counts[r]) of every rank's x.
+  std::vector<std::size_t> counts, offsets;
+  for (std::size_t r = 0, at = 0; r < ranks; ++r) {
+    counts.push_back((n / ranks + (r < n % ranks ? 1 : 0)) * item);
+    offsets.push_back(at);
+    at += counts.back();
+  }
+  const std::size_t mine = counts[std::size_t(world::rank())];
+  const Tensor parts = make_tensor(dt, {std::int64_t(ranks), std::int64_t(mine / item)});
+  world::scatter_parts(bytes_of(in), counts, offsets, bytes_of(parts), mine);
+  const Tensor part_sum = make_tensor(dt, {std::int64_t(mine / item)});
+  sum_rows_into(parts, part_sum);
+  world::gather_varying(bytes_of(part_sum), bytes_of(out), counts, offsets);
+}
+
+void gather_into(Prim p, std::span<const Tensor> x, const Params& params, const Tensor& out) {
+  ranks_in(p, params);
+  world::agree(info(p).api, describe(x[0]));
+  const Tensor in = sent(x[0], out);
+  world::gather(bytes_of(in), bytes_of(out), std::size_t(in.numel()) * size_of(in.dtype()));
+}
+
+void scatter_sum_into(Prim p, std::span<const Tensor> x, const Params& params, const Tensor& out) {
+  const auto ranks = std::size_t(ranks_in(p, params));
+  world::agree(info(p).api, describe(x[0]));
+  const Tensor in = sent(x[0], out);
+  const std::size_t row = std::size_t(out.numel()) * size_of(in.dtype());
+  std::vector<std::size_t> counts(ranks, row), offsets;
+  for (std::size_t r = 0; r < ranks; ++r) offsets.push_back(r * row);
+  Shape shape = out.shape();
+  shape.insert(shape.begin(), std::int64_t(ranks));
+  const Tensor rows = make_tensor(in.dtype(), shape);  // (row q: rank q's row for this rank)
+  world::scatter_parts(bytes_of(in), counts, offsets, bytes_of(rows), row);
+  sum_rows_into(rows, out);
+}
+
+void permute_into(Prim p, std::span<const Tensor> x, const Params& params, const Tensor& out) {
+  world::agree(info(p).api, describe(x[0]) + " pairs " + to_string(params.starts) + " -> " + to_string(params.stops));
+  const Tensor in = sent(x[0], out);
+  int to = -1, from = -1;
+  for (std::size_t k = 0; k < params.starts.size(); ++k) {
+    if (params.starts[k] == world::rank()) to = int(params.stops[k]);
+    if (params.stops[k] == world::rank()) from = int(params.starts[k]);
+  }
+  world::exchange(bytes_of(in), to, bytes_of(out), from, std::size_t(in.numel()) * size_of(in.dtype()));
+  if (from < 0) fill(out, 0);
+}
+
+// All four are linear in their operand: the tangent goes the same way.
+Tensor linear_jvp(Prim p, std::span<const Tensor>, std::span<const Tensor> t, const Params& params, const Tensor&) {
+  return zero(t[0]) ? Tensor() : bind(p, {t[0]}, params);
+}
+
+void transpose(Prim p, const Tensor& ct, std::span<const Tensor>, std::span<const TensorType>, const Params& params,
+               std::span<Tensor> cts) {
+  switch (p) {
+    case Prim::ranks_gather: cts[0] = bind(Prim::ranks_scatter_sum, {ct}, params); return;
+    case Prim::ranks_scatter_sum: cts[0] = bind(Prim::ranks_gather, {ct}, params); return;
+    case Prim::ranks_permute: {  // (the inverse permutation)
+      Params inverse = params;
+      std::swap(inverse.starts, inverse.stops);
+      cts[0] = bind(p, {ct}, inverse);
+      return;
+    }
+    default: cts[0] = bind(p, {ct}, params); return;  // (psum's transpose is psum, as in JAX's pmap)
+  }
+}
+
+}  // namespace
+
+void register_ranks(RuleTable& table) {
+  table.define(Prim::ranks_sum, {.type = &same_type, .eager = &eager_into<&sum_into>, .jvp = &linear_jvp,
+                                 .transpose = &transpose, .into = &sum_into});
+  table.define(Prim::ranks_gather, {.type = &gather_type, .eager = &eager_into<&gather_into>, .jvp = &linear_jvp,
+                                    .transpose = &transpose, .into = &gather_into});
+  table.define(Prim::ranks_scatter_sum, {.type = &scatter_sum_type, .eager = &eager_into<&scatter_sum_into>,
+                                         .jvp = &linear_jvp, .transpose = &transpose, .into = &scatter_sum_into});
+  table.define(Prim::ranks_permute, {.type = &same_type, .eager = &eager_into<&permute_into>, .jvp = &linear_jvp,
+                                     .transpose = &transpose, .into = &permute_into});
+}
+
+}  // namespace nx::ops
