@@ -12,8 +12,10 @@
 CLANG = 14
 # python3-numpy: the differential suite's oracle (tests/differential); its
 # derivative part needs python3-torch, which only BENCH_PACKAGES installs.
+# Open MPI: the ranks of a job as an axis (docs/scale-out.md) and its tests.
 PACKAGES = meson ninja-build pkg-config cmake g++ libboost-dev libtbb-dev catch2 \
-           libxsimd-dev libasmjit-dev libopenblas-dev libreadline-dev clang-$(CLANG) python3-numpy
+           libxsimd-dev libasmjit-dev libopenblas-dev libreadline-dev clang-$(CLANG) python3-numpy \
+           libopenmpi-dev openmpi-bin
 BENCH_PACKAGES = python3-torch libtorch-dev python3-numpy python3-numba python3-numexpr
 FUZZ_PACKAGES = clang-$(CLANG) libclang-rt-$(CLANG)-dev
 FUZZ_SECONDS ?= 60

@@ -54,11 +54,18 @@ std::string describe(const rune::detail::CallSite& site) {
   return std::string(slash == file.npos ? file : file.substr(slash + 1)) + ":" + std::to_string(site.line);
 }
 
+namespace {
+std::string named(std::string_view api, const std::string& message) {
+  return std::string(EntryPoint::naming(api)) + ": " + message;
+}
+}  // namespace
+
 void fail(std::string_view api, const std::string& message) {
-  std::string text(EntryPoint::naming(api));
-  text += ": ";
-  text += message;
-  throw PlacedError(text, describe(user_site()));
+  throw PlacedError(named(api, message), describe(user_site()));
+}
+
+void fail_running(std::string_view api, const std::string& message) {
+  throw RunError(named(api, message), describe(user_site()));
 }
 
 }  // namespace nx::ops

@@ -65,6 +65,16 @@ std::string describe(const rune::detail::CallSite& site);
 // under an EntryPoint), placed at the user's call.
 [[noreturn]] void fail(std::string_view api, const std::string& message);
 
+// A user error that only running a primitive finds, not the types of its
+// operands: the ranks of a job disagreeing about a collective
+// (ops/world.cpp). call_rule passes it on as the user's error.
+class RunError : public PlacedError {
+ public:
+  using PlacedError::PlacedError;
+};
+// fail's error, as a RunError.
+[[noreturn]] void fail_running(std::string_view api, const std::string& message);
+
 // The user error of reading the elements of a value that a trace's
 // function holds as a stand-in ("nx::item: the value is traced by
 // rune::scan"): it names its construct already, so the constructs do not
@@ -92,6 +102,8 @@ inline void internal_assert(bool holds, std::string_view expected,
 template <class Rule> decltype(auto) call_rule(std::string_view kind, std::string_view api, Rule&& call) {
   try {
     return call();
+  } catch (const RunError&) {
+    throw;
   } catch (const std::invalid_argument& e) {
     internal_error("the " + std::string(kind) + " rule of " + std::string(api), e.what());
   }

@@ -17,7 +17,9 @@
 // against the world they run in (a program read from text may come from
 // another job).
 #include <algorithm>
-#include <vector>
+#include <string>
+
+#include <boost/container/small_vector.hpp>
 
 #include "ops/concrete.hpp"
 #include "ops/derivatives.hpp"
@@ -33,6 +35,9 @@ namespace {
 // P-th part of the elements and the parts are gathered (the traffic of a
 // ring allreduce).
 constexpr std::size_t gathered_sum_bytes = 64 * 1024;
+
+using Sizes = boost::container::small_vector<std::size_t, 16>;  // (one per rank: up to 16 without allocating)
+std::span<const std::size_t> all(const Sizes& s) { return {s.data(), s.size()}; }
 
 std::string ranks_text(std::int64_t n) { return std::to_string(n) + (n == 1 ? " rank" : " ranks"); }
 
@@ -82,6 +87,14 @@ TensorType scatter_sum_type(Prim p, std::span<const Tensor> x, const Params& par
   return {x[0].dtype(), Shape(x[0].shape().begin() + 1, x[0].shape().end()), x[0].placement()};
 }
 
+// The divergence check (world.hpp), its signature written only when it is on.
+void agree(Prim p, const Tensor& x, const Params& params) {
+  if (!world::checking()) return;
+  std::string operand = describe(x);
+  if (p == Prim::ranks_permute) operand += ", pairs " + to_string(params.starts) + " -> " + to_string(params.stops);
+  world::agree(info(p).api, operand);
+}
+
 // The operand in C order, apart from `out` (MPI reads and writes distinct
 // memory).
 Tensor sent(const Tensor& x, const Tensor& out) {
@@ -98,8 +111,8 @@ void sum_rows_into(const Tensor& rows, const Tensor& out) {
   rules(Prim::reduce_sum).into(Prim::reduce_sum, std::span<const Tensor>(&rows, 1), params, out);
 }
 
-void sum_into(Prim p, std::span<const Tensor> x, const Params&, const Tensor& out) {
-  world::agree(info(p).api, describe(x[0]));
+void sum_into(Prim p, std::span<const Tensor> x, const Params& params, const Tensor& out) {
+  agree(p, x[0], params);
   const Tensor in = sent(x[0], out);
   const DType dt = in.dtype();
   const auto n = std::size_t(in.numel()), item = size_of(dt), ranks = std::size_t(world::size());
@@ -112,7 +125,7 @@ void sum_into(Prim p, std::span<const Tensor> x, const Params&, const Tensor& ou
     return sum_rows_into(rows, out);
   }
   // Rank r sums elements [offsets[r], offsets[r] + counts[r]) of every rank's x.
-  std::vector<std::size_t> counts, offsets;
+  Sizes counts, offsets;
   for (std::size_t r = 0, at = 0; r < ranks; ++r) {
     counts.push_back((n / ranks + (r < n % ranks ? 1 : 0)) * item);
     offsets.push_back(at);
@@ -120,35 +133,36 @@ void sum_into(Prim p, std::span<const Tensor> x, const Params&, const Tensor& ou
   }
   const std::size_t mine = counts[std::size_t(world::rank())];
   const Tensor parts = make_tensor(dt, {std::int64_t(ranks), std::int64_t(mine / item)});
-  world::scatter_parts(bytes_of(in), counts, offsets, bytes_of(parts), mine);
+  world::scatter_parts(bytes_of(in), all(counts), all(offsets), bytes_of(parts), mine);
   const Tensor part_sum = make_tensor(dt, {std::int64_t(mine / item)});
   sum_rows_into(parts, part_sum);
-  world::gather_varying(bytes_of(part_sum), bytes_of(out), counts, offsets);
+  world::gather_varying(bytes_of(part_sum), bytes_of(out), all(counts), all(offsets));
 }
 
 void gather_into(Prim p, std::span<const Tensor> x, const Params& params, const Tensor& out) {
   ranks_in(p, params);
-  world::agree(info(p).api, describe(x[0]));
+  agree(p, x[0], params);
   const Tensor in = sent(x[0], out);
   world::gather(bytes_of(in), bytes_of(out), std::size_t(in.numel()) * size_of(in.dtype()));
 }
 
 void scatter_sum_into(Prim p, std::span<const Tensor> x, const Params& params, const Tensor& out) {
   const auto ranks = std::size_t(ranks_in(p, params));
-  world::agree(info(p).api, describe(x[0]));
+  agree(p, x[0], params);
   const Tensor in = sent(x[0], out);
+  if (ranks == 1) return sum_rows_into(in, out);
   const std::size_t row = std::size_t(out.numel()) * size_of(in.dtype());
-  std::vector<std::size_t> counts(ranks, row), offsets;
+  Sizes counts(ranks, row), offsets;
   for (std::size_t r = 0; r < ranks; ++r) offsets.push_back(r * row);
   Shape shape = out.shape();
   shape.insert(shape.begin(), std::int64_t(ranks));
   const Tensor rows = make_tensor(in.dtype(), shape);  // (row q: rank q's row for this rank)
-  world::scatter_parts(bytes_of(in), counts, offsets, bytes_of(rows), row);
+  world::scatter_parts(bytes_of(in), all(counts), all(offsets), bytes_of(rows), row);
   sum_rows_into(rows, out);
 }
 
 void permute_into(Prim p, std::span<const Tensor> x, const Params& params, const Tensor& out) {
-  world::agree(info(p).api, describe(x[0]) + " pairs " + to_string(params.starts) + " -> " + to_string(params.stops));
+  agree(p, x[0], params);
   const Tensor in = sent(x[0], out);
   int to = -1, from = -1;
   for (std::size_t k = 0; k < params.starts.size(); ++k) {

@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 #if RUNE_MPI
 // MPI's C API alone (Open MPI and MPICH would otherwise bring their C++
 // bindings, a library of their own).
@@ -156,18 +158,23 @@ std::optional<MPI_Datatype> mpi_type(DType dtype) {
   }
 }
 
-std::vector<int> ints(std::span<const std::size_t> sizes) {
-  std::vector<int> out;
+// (up to 16 ranks without allocating)
+using Counts = boost::container::small_vector<int, 16>;
+Counts ints(std::span<const std::size_t> sizes) {
+  Counts out;
   for (std::size_t s : sizes) out.push_back(count_of(s));
   return out;
 }
 #endif
+
+}  // namespace
 
 bool checking() {
   static const bool on = set("RUNE_RANKS_CHECK", "1");
   return on;
 }
 
+namespace {
 // What the first rank whose signature differs from rank 0's did, or nullopt
 // where all agree (or the check is off).
 std::optional<std::string> disagreement(std::string_view api, std::string_view operand) {
@@ -211,7 +218,7 @@ void gather(const void* in, void* out, std::size_t bytes) {
 void gather_varying(const void* in, void* out, std::span<const std::size_t> counts,
                     std::span<const std::size_t> offsets) {
   if (size() == 1) return void(std::memmove(static_cast<char*>(out) + offsets[0], in, counts[0]));
-  const std::vector<int> c = ints(counts), o = ints(offsets);
+  const Counts c = ints(counts), o = ints(offsets);
   check(MPI_Allgatherv(in, c[std::size_t(rank())], MPI_BYTE, out, c.data(), o.data(), MPI_BYTE, comm()),
         "MPI_Allgatherv");
 }
@@ -219,9 +226,9 @@ void gather_varying(const void* in, void* out, std::span<const std::size_t> coun
 void scatter_parts(const void* in, std::span<const std::size_t> counts, std::span<const std::size_t> offsets,
                    void* out, std::size_t received) {
   if (size() == 1) return void(std::memmove(out, static_cast<const char*>(in) + offsets[0], counts[0]));
-  const std::vector<int> c = ints(counts), o = ints(offsets);
-  const std::vector<int> in_counts(std::size_t(size()), c[std::size_t(rank())]);
-  std::vector<int> in_offsets;
+  const Counts c = ints(counts), o = ints(offsets);
+  const Counts in_counts(std::size_t(size()), c[std::size_t(rank())]);
+  Counts in_offsets;
   for (int r = 0; r < size(); ++r) in_offsets.push_back(count_of(std::size_t(r) * received));
   check(MPI_Alltoallv(in, c.data(), o.data(), MPI_BYTE, out, in_counts.data(), in_offsets.data(), MPI_BYTE, comm()),
         "MPI_Alltoallv");
@@ -229,6 +236,7 @@ void scatter_parts(const void* in, std::span<const std::size_t> counts, std::spa
 
 void exchange(const void* in, int to, void* out, int from, std::size_t bytes) {
   if (to == rank() && from == rank()) return void(std::memmove(out, in, bytes));
+  if (size() == 1) return;  // (nothing to send or receive)
   check(MPI_Sendrecv(in, count_of(bytes), MPI_BYTE, to < 0 ? MPI_PROC_NULL : to, 0, out, count_of(bytes), MPI_BYTE,
                      from < 0 ? MPI_PROC_NULL : from, 0, comm(), MPI_STATUS_IGNORE),
         "MPI_Sendrecv");
@@ -261,7 +269,7 @@ bool fast_sum(const void*, void*, std::size_t, DType) { return false; }
 #endif
 
 void agree(std::string_view api, std::string_view operand) {
-  if (auto differ = disagreement(api, operand)) fail(api, *differ);
+  if (auto differ = disagreement(api, operand)) fail_running(api, *differ);
 }
 
 }  // namespace nx::ops::world

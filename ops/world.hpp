@@ -42,7 +42,9 @@ void exchange(const void* in, int to, void* out, int from, std::size_t bytes);
 // the caller sums in the fixed order).
 bool fast_sum(const void* in, void* out, std::size_t count, DType dtype);
 
-// The divergence check (RUNE_RANKS_CHECK=1): every rank says which
+// Whether the divergence check is on (RUNE_RANKS_CHECK=1, read once).
+bool checking();
+// The divergence check: every rank says which
 // collective it is about to call (`api`) and on what (`operand`), and all
 // compare. Where they differ it throws on every rank, naming the first
 // rank that differs from rank 0: "rune::psum: rank 1 called rune::psum

@@ -94,6 +94,12 @@ inline std::vector<Case> cases(nx::DType dt) {
   layout(Prim::dynamic_slice, {m, nx::create(nx::int32, {2}, {1, 1})}, [](Params& q) { q.shape = {1, 2}; });
   layout(Prim::dynamic_update_slice, {m, uniform(dt, {1, 2}, -1, 1, rng), nx::create(nx::int32, {2}, {1, 0})},
          [](Params&) {});
+  // The ranks' collectives in the world of one process a unit test runs in
+  // (tests/ranks runs them on 1 to 4 processes).
+  layout(Prim::ranks_sum, {m}, [](Params&) {});
+  layout(Prim::ranks_gather, {m}, [](Params& q) { q.shape = {1}; });
+  layout(Prim::ranks_scatter_sum, {nx::reshape(m, {1, 2, 3})}, [](Params& q) { q.shape = {1}; });
+  layout(Prim::ranks_permute, {m}, [](Params& q) { q.starts = {0}, q.stops = {0}; });
   return out;
 }
 

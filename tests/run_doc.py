@@ -8,7 +8,8 @@ the page's (a #line directive), so the places that errors name
 ("(at getting-started.md:70)") are lines of the page.
 
     run_doc.py PAGE.md WORKDIR INCLUDE_DIR LIBRUNE CXX...
-(RUNE_LINK_LIBS: libraries librune.a needs beyond tbb and openblas.)
+(RUNE_LINK_LIBS: libraries librune.a needs beyond tbb and openblas;
+RUNE_DOC_LAUNCH: a command that runs each program, as `mpiexec -n 2`.)
 """
 import os
 import re
@@ -64,7 +65,7 @@ def main():
             print("%s:%d: the program does not compile:\n%s" % (page, line, build.stderr))
             failures += 1
             continue
-        run = subprocess.run([stem], capture_output=True, text=True)
+        run = subprocess.run(os.environ.get("RUNE_DOC_LAUNCH", "").split() + [stem], capture_output=True, text=True)
         if run.returncode != 0:
             print("%s:%d: the program exited with %d:\n%s" % (page, line, run.returncode, run.stderr))
             failures += 1

@@ -26,8 +26,9 @@ std::uint64_t from_environment(const char* name, std::uint64_t otherwise) {
 void check_coverage(const gen::Tally& tally) {
   for (int i = 0; i < nx::ops::prim_count; ++i) {
     INFO("primitive " << nx::ops::info(nx::ops::Prim(i)).name);
-    // (the collectives need a map, which cases have not: test_vmap.cpp tests them)
-    if (nx::ops::info(nx::ops::Prim(i)).family == nx::ops::Family::collective) continue;
+    // (the collectives need a map, which cases have not: test_vmap.cpp tests
+    // them; the ranks' need processes: tests/ranks)
+    if (nx::ops::communicates(nx::ops::Prim(i))) continue;
     CHECK(tally.primitives[std::size_t(i)]);
   }
   for (int d = 0; d < nx::dtype_count; ++d) {

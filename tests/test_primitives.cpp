@@ -64,7 +64,7 @@ TEST_CASE("the rules table refuses a rule registered twice, whatever the order o
   for (auto registration : {&register_elementwise, &register_reductions, &register_layout, &register_linalg,
                             &register_decompositions, &register_random, &register_elementwise_derivatives,
                             &register_reduction_derivatives, &register_layout_derivatives,
-                            &register_linalg_derivatives, &register_collectives, &register_batching}) {
+                            &register_linalg_derivatives, &register_collectives, &register_ranks, &register_batching}) {
     Rules alone[prim_count]{};
     RuleTable part(alone);
     registration(part);

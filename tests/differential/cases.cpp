@@ -614,6 +614,25 @@ void collective_cases(Writer& w, Prim p, DType dt, Rng& rng) {
   }
 }
 
+// The ranks' collectives in this one process, a world of one (tests/ranks
+// runs them on 1 to 4 processes against maps).
+void ranks_cases(Writer& w, Prim p, DType dt, Rng& rng) {
+  for (const Shape& s : {Shape{3, 2}, Shape{4}, Shape{0, 2}}) {
+    Shape rows = s;
+    if (p == Prim::ranks_scatter_sum) rows.insert(rows.begin(), 1);
+    const Tensor x = mixed_tensor(dt, rows, rng);
+    for (bool paired : {true, false}) {
+      Params q;
+      if (p == Prim::ranks_gather || p == Prim::ranks_scatter_sum) q.shape = {1};
+      if (p == Prim::ranks_permute && paired) q.starts = {0}, q.stops = {0};
+      if (p != Prim::ranks_permute && !paired) continue;
+      auto one = [p, q](const Tensor& v) { return bind(p, {v}, q); };
+      auto compiled = rune::jit(one);
+      w.computed(p, {x}, q, attempt([&] { return one(x); }), attempt([&] { return compiled(x); }));
+    }
+  }
+}
+
 // ---- derivatives (float64): smooth random points and the specials
 
 Values derivative_specials() {
@@ -698,7 +717,7 @@ void primitive_cases(Writer& w, Prim p, Rng& rng) {
       case Family::linalg: linalg_cases(w, p, dt, rng); break;
       case Family::collective: collective_cases(w, p, dt, rng); break;
       case Family::random: break;
-      case Family::ranks: break;  // (across processes: tests/ranks, against maps over as many lanes)
+      case Family::ranks: ranks_cases(w, p, dt, rng); break;
     }
   }
   if (I.family == Family::random) random_cases(w, p, rng);

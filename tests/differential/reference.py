@@ -533,6 +533,24 @@ def lanes_sum(x, params, result):
     return bounded_sum(x, {'axes': [0]}, result)
 
 
+# ---- the ranks' collectives in the world of one process the cases run in
+# (tests/ranks runs them on several): the sum over one rank is 0 + x, in
+# nx::sum's order (an accumulator starting at 0: -0 becomes +0).
+
+def plus_zero(x, result, row=None):
+    """0 + x (or 0 + x[row]), in the result's dtype."""
+    if result not in FLOATS and result not in COMPLEX:
+        return x.array if row is None else x.array[row]
+    w = x.wide() if row is None else x.wide()[row]
+    return narrow(w + np.zeros_like(w), result)
+
+
+def ranks_permute(x, params, result):
+    """Rank 0 keeps its value where a pair (0, 0) names it, else zeros."""
+    kept = 0 in params.get('stops', [])
+    return (x.array.copy() if kept else np.zeros_like(x.array)), EXACT
+
+
 def with_params(f):
     return lambda operands, params, result: f(*operands, params, result)
 
@@ -560,6 +578,10 @@ REFERENCES.update({
     'cholesky': with_params(factorization(cholesky)),
     'random_bits': with_params(random_bits),
     'lanes_gather': with_params(lanes_gather), 'lanes_sum': with_params(lanes_sum),
+    'ranks_sum': lambda ops, params, result: (plus_zero(ops[0], result), EXACT),
+    'ranks_gather': lambda ops, params, result: (ops[0].array[None].copy(), EXACT),
+    'ranks_scatter_sum': lambda ops, params, result: (plus_zero(ops[0], result, 0), EXACT),
+    'ranks_permute': with_params(ranks_permute),
 })
 
 # NumPy refuses these as rune does: an extreme (or its index) of nothing.
