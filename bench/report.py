@@ -22,6 +22,8 @@ W8_TARGET = 2.0  # every W8 rune row's time over its plain C++ baseline's (same 
 W8_NATIVE_TARGET = 1.5  # issue 27 (machine code): the flight within 1.5x of the plain loop
 W3C_NATIVE_COPY_TARGET = 2.0  # issue 27 (machine code): the jit chain within 2x of the copy loop (all threads)
 W8_DIFF_TARGET = 1e-9  # the flight's final positions against the plain loop's, max abs difference
+W9_SMALL_US = 1.0  # issue 30: psum from compiled code within 1 us of MPI_Allreduce up to 8 KiB
+W9_LARGE_RATIO = 1.1  # ... and within 1.1x of it from 128 KiB
 W2_STEPS = 100_000
 W2_GRAD_STEPS = 1_000
 N = 10_000_000
@@ -1141,6 +1143,60 @@ def checks_section(checks, raw, w):
     w("```")
 
 
+# ---------------- W9
+W9_SIZES = ("8 B", "64 B", "512 B", "4 KiB", "8 KiB", "32 KiB", "128 KiB", "512 KiB", "2 MiB", "8 MiB", "64 MiB")
+W9_SMALL = ("8 B", "64 B", "512 B", "4 KiB", "8 KiB")  # the 1 us target
+W9_LARGE = ("128 KiB", "512 KiB", "2 MiB", "8 MiB", "64 MiB")  # the 1.1x target
+W9_MODES = (("fixed order", "fixed order (rune's default: the bits of a map's psum)"),
+            ("RUNE_RANKS_SUM=fast: MPI's order", "RUNE_RANKS_SUM=fast (MPI_Allreduce's own order)"))
+
+
+def w9_us(r):
+    """us per call, the median over the rounds."""
+    return median([x.num(r"([\d.]+) us/call") for x in r.rs]) if r else None
+
+
+def w9_section(rows, w):
+    w("## W9: psum across the ranks of an MPI job")
+    w("")
+    w("`rune::jit` of `rune::psum(rune::ranks(), x)` on a float64 vector, called on both ranks of a job of two "
+      "(`mpiexec -n 2`, one rank per core, over shared memory), against a raw `MPI_Allreduce(MPI_SUM)` on "
+      "the same sizes in the same program (`bench/w9_ranks.cpp`). rune's default sum has a fixed order (the "
+      "bits of a map's psum over as many lanes: up to 64 KiB of rows every rank gathers every operand and "
+      "sums; above, each sums a part and the parts are gathered); `RUNE_RANKS_SUM=fast` calls "
+      "`MPI_Allreduce` on the planned buffers instead. Each rune call returns a new tensor. Issue 30's "
+      f"targets: within {W9_SMALL_US:.0f} us of `MPI_Allreduce` up to 8 KiB, within {W9_LARGE_RATIO:.1f}x "
+      "of it from 128 KiB.")
+    w("")
+    mpi = {s: find(rows, "W9", lambda r, s=s: r.impl == "MPI_Allreduce float64 sum (reference), " + s) for s in W9_SIZES}
+    if not any(mpi.values()):
+        w("**No W9 result: the build has no MPI, or the run failed (see the raw output below).**")
+        w("")
+        return
+    for mode, words in W9_MODES:
+        ours = {s: find(rows, "W9", lambda r, s=s: r.impl == f"rune jit psum ({mode}), {s}") for s in W9_SIZES}
+        small = [(s, w9_us(ours[s]) - w9_us(mpi[s])) for s in W9_SMALL if ours[s] and mpi[s]]
+        large = [(s, w9_us(ours[s]) / w9_us(mpi[s])) for s in W9_LARGE if ours[s] and mpi[s]]
+        if not small or not large:
+            w(f"- **{words}: no result (see the raw output below).**")
+            continue
+        worst_small, worst_large = max(small, key=lambda p: p[1]), max(large, key=lambda p: p[1])
+        w(f"- **{words}: up to 8 KiB at most {worst_small[1]:+.2f} us from MPI_Allreduce (at {worst_small[0]}): "
+          f"{'MET' if worst_small[1] <= W9_SMALL_US else 'NOT MET'}; from 128 KiB at most {worst_large[1]:.2f}x "
+          f"its time (at {worst_large[0]}): {'MET' if worst_large[1] <= W9_LARGE_RATIO else 'NOT MET'}.**")
+    w("")
+    w("| size | MPI_Allreduce us/call | rune, fixed order | rune, RUNE_RANKS_SUM=fast |")
+    w("|---|---|---|---|")
+    for s in W9_SIZES:
+        m = w9_us(mpi[s])
+        cells = []
+        for mode, _ in W9_MODES:
+            r = w9_us(find(rows, "W9", lambda x, s=s, mode=mode: x.impl == f"rune jit psum ({mode}), {s}"))
+            cells.append(f"{r:.2f} ({r / m:.2f}x, {r - m:+.2f} us)" if r is not None and m else "-")
+        w(f"| {s} | {f'{m:.2f}' if m is not None else '-'} | {cells[0]} | {cells[1]} |")
+    w("")
+
+
 def history_section(w):
     """bench/HISTORY.md, hand-written: earlier measurements that design choices rest on."""
     history = os.path.join(os.path.dirname(os.path.abspath(__file__)), "HISTORY.md")
@@ -1174,6 +1230,7 @@ def main():
     w6_section(rows, w)
     w7_section(rows, w)
     w8_section(rows, w)
+    w9_section(rows, w)
     history_section(w)
     checks_section(checks, a.raw, w)
     tmp = a.out + ".tmp"

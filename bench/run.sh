@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs rune's benchmarks (W1 to W8: W1 eager per-op overhead, W2 Lorenz-63 scan and gradient, W3
+# Runs rune's benchmarks (W1 to W9: W1 eager per-op overhead, W2 Lorenz-63 scan and gradient, W3
 # elementwise, W4 MLP training, W5 Newton's square root under vmap, W6 the cost of a compiled call,
-# W7 a game's frame, W8 the cloth: gathers and scatters by index) and the peers' programs for the same
+# W7 a game's frame, W8 the cloth: gathers and scatters by index, W9 psum across the two ranks of an
+# MPI job against MPI_Allreduce) and the peers' programs for the same
 # workloads in one run, then writes bench/RESULTS.md.
 #
 #   bash bench/run.sh BUILD_DIR        (`make bench` runs `bash bench/run.sh build`)
@@ -11,7 +12,7 @@
 # are built into BUILD_DIR/peers; a peer whose
 # folder, compiler, library or Python module is missing is skipped with a note.
 # Environment: RUNE_PEERS (peers folder), BENCH_JOBS (ninja -j, default 1), BENCH_ONLY
-# (workloads to run, e.g. "W4"; default "W1 W2 W3 W4 W5 W6 W7 W8"),
+# (workloads to run, e.g. "W4"; default "W1 W2 W3 W4 W5 W6 W7 W8 W9"),
 # PYTHON (default /usr/bin/python3), BENCH_RESULTS (output, default bench/RESULTS.md),
 # BENCH_WAIT_IDLE (seconds to wait for other processes to finish, default 30), BENCH_BUDGET
 # (seconds after which run.sh stops waiting and rerunning disturbed programs, default 300),
@@ -304,17 +305,29 @@ w8_round() {
   run "rune W8" 180 "$build/bench/bench_w8"
   return 0
 }
+# W9: two ranks under mpiexec (the machine's two cores), its baseline MPI_Allreduce in bench_w9
+# itself; run again with RUNE_RANKS_SUM=fast. Skipped in a build without MPI.
+w9_round() {
+  if [ ! -x "$build/bench/bench_w9" ] || ! command -v mpiexec > /dev/null; then
+    skip "W9: no MPI in this build (meson -Dmpi, Open MPI's mpiexec)"
+    return 0
+  fi
+  local as_root=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)
+  run "rune W9" 300 "${as_root[@]}" mpiexec -n 2 "$build/bench/bench_w9"
+  run "rune W9 fast" 300 "${as_root[@]}" RUNE_RANKS_SUM=fast mpiexec -n 2 "$build/bench/bench_w9"
+  return 0
+}
 # BENCH_ONLY (e.g. "W4" or "W1 W3"): only these workloads' rounds (all by default).
-only=${BENCH_ONLY:-W1 W2 W3 W4 W5 W6 W7 W8}
+only=${BENCH_ONLY:-W1 W2 W3 W4 W5 W6 W7 W8 W9}
 deadline=$(($(date +%s) + ${BENCH_BUDGET:-300}))
 for round in $(seq 1 "$rounds"); do
-  for wl in W1 W2 W3 W4 W5 W6 W7 W8; do
+  for wl in W1 W2 W3 W4 W5 W6 W7 W8 W9; do
     case " $only " in *" $wl "*) ;; *) continue ;; esac
     wait_idle
     log "# ==== round $round of $rounds: $wl"
     case $wl in
       W1) w1_round ;; W2) w2_round ;; W3) w3_round ;; W4) w4_round ;; W5) w5_round ;; W6) w6_round ;;
-      W7) w7_round ;; W8) w8_round ;;
+      W7) w7_round ;; W8) w8_round ;; W9) w9_round ;;
     esac
   done
 done

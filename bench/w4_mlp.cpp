@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "bench.hpp"
+#include "mlp.hpp"
 
 extern "C" int openblas_get_num_threads(void);
 extern "C" char* openblas_get_config(void);
@@ -37,25 +38,9 @@ extern "C" char* openblas_get_config(void);
 using bench::fmtd;
 using nx::Tensor;
 
-namespace w4 {
-struct MLP {
-  Tensor W1, b1, W2, b2;
-};
-RUNE_TREE(MLP, W1, b1, W2, b2);
-}  // namespace w4
-using w4::MLP;
-
-static const std::int64_t B = 128, D = 784, H = 256, O = 10;
-static const double LR = 0.01;
+using mlp::B, mlp::D, mlp::H, mlp::O, mlp::LR, mlp::MLP, mlp::randn;
 static const int STEPS = 50;  // steps (or gradient calls) per timed sample, as the peers
 static const double FLOP_STEP = 2.0 * B * (D * H + H * O) + 2.0 * (D * H * B + H * O * B + B * O * H);
-
-static Tensor randn(std::mt19937& rng, const nx::Shape& shape, double scale) {
-  std::normal_distribution<float> nd(0.f, 1.f);
-  std::vector<float> v(std::size_t(nx::numel(shape)));
-  for (float& e : v) e = float(nd(rng) * scale);
-  return nx::create(nx::float32, shape, std::span<const float>(v));
-}
 
 static double max_abs(const Tensor& a) { return nx::item(nx::max(nx::abs(nx::cast(a, nx::float64)))); }
 static double max_abs_diff(const Tensor& a, const Tensor& b) {
@@ -77,15 +62,9 @@ int main() {
   std::mt19937 rng(0);
   const Tensor x = randn(rng, {B, D}, 1.0);
   const Tensor t = randn(rng, {B, O}, 1.0);
-  const MLP p0{randn(rng, {D, H}, 1.0 / std::sqrt(double(D))), nx::zeros(nx::float32, {H}),
-               randn(rng, {H, O}, 1.0 / std::sqrt(double(H))), nx::zeros(nx::float32, {O})};
+  const MLP p0 = mlp::initial(rng);
 
-  auto loss = [&](const MLP& p) {
-    Tensor h = nx::tanh(nx::matmul(x, p.W1) + p.b1);
-    Tensor y = nx::matmul(h, p.W2) + p.b2;
-    Tensor r = y - t;
-    return nx::mean(r * r);
-  };
+  auto loss = [&](const MLP& p) { return mlp::loss(p, x, t); };
   // The same gradient by hand, in plain nx ops (dy = 2 r / (B O); tanh' = 1 - h^2),
   // at the dtype of its inputs.
   auto manual = [](const Tensor& xs, const Tensor& ts, const MLP& p) {
@@ -101,9 +80,7 @@ int main() {
     g.b1 = nx::sum(dz, {0});
     return std::pair{nx::mean(r * r), g};
   };
-  auto sgd = [](const MLP& p, const MLP& g) {
-    return MLP{p.W1 - g.W1 * LR, p.b1 - g.b1 * LR, p.W2 - g.W2 * LR, p.b2 - g.b2 * LR};
-  };
+  const auto sgd = mlp::sgd;
 
   // ---- checks: the gradient against the hand-written backward pass
   {
