@@ -96,11 +96,21 @@ nx::Tensor broadcast_from(Axis a, nx::Operand x, std::int64_t root) {
 }
 
 namespace detail {
+// A leaf of at least this many bytes is summed alone: its exchange is
+// bandwidth-bound, and laying it end to end with the others would copy it
+// twice (as Horovod fuses only tensors below its fusion threshold).
+constexpr std::size_t fused_leaf_bytes = 64 * 1024;
+
 std::vector<nx::Tensor> psum_leaves_over_ranks(std::span<const nx::Tensor> leaves) {
   const nx::ops::EntryPoint entry("rune::psum");
-  std::map<nx::DType, std::vector<std::size_t>> by_dtype;  // (in leaf order within each)
-  for (std::size_t i = 0; i < leaves.size(); ++i) by_dtype[leaves[i].dtype()].push_back(i);
   std::vector<nx::Tensor> out(leaves.size());
+  std::map<nx::DType, std::vector<std::size_t>> by_dtype;  // the small leaves (in leaf order within each)
+  for (std::size_t i = 0; i < leaves.size(); ++i) {
+    if (std::size_t(leaves[i].numel()) * nx::size_of(leaves[i].dtype()) >= fused_leaf_bytes)
+      out[i] = psum(ranks(), leaves[i]);
+    else
+      by_dtype[leaves[i].dtype()].push_back(i);
+  }
   for (const auto& [dtype, members] : by_dtype) {
     std::vector<nx::Tensor> flat;
     for (std::size_t i : members) flat.push_back(nx::reshape(leaves[i], {-1}));

@@ -24,6 +24,7 @@ W3C_NATIVE_COPY_TARGET = 2.0  # issue 27 (machine code): the jit chain within 2x
 W8_DIFF_TARGET = 1e-9  # the flight's final positions against the plain loop's, max abs difference
 W9_SMALL_US = 1.0  # issue 30: psum from compiled code within 1 us of MPI_Allreduce up to 8 KiB
 W9_LARGE_RATIO = 1.1  # ... and within 1.1x of it from 128 KiB
+W9_DDP_EXCHANGE = 1.2  # data-parallel step within the step alone plus 1.2x the gradient's MPI_Allreduce
 W2_STEPS = 100_000
 W2_GRAD_STEPS = 1_000
 N = 10_000_000
@@ -1156,15 +1157,25 @@ def w9_us(r):
     return median([x.num(r"([\d.]+) us/call") for x in r.rs]) if r else None
 
 
-def w9_section(rows, w):
-    w("## W9: psum across the ranks of an MPI job")
+def w9_ms(r):
+    """ms per call, the median over the rounds."""
+    return median([x.num(r"([\d.]+) ms/call") for x in r.rs]) if r else None
+
+
+def w9_psum_section(rows, w):
+    w("## W9 (a): psum across the ranks of an MPI job")
     w("")
     w("`rune::jit` of `rune::psum(rune::ranks(), x)` on a float64 vector, called on both ranks of a job of two "
       "(`mpiexec -n 2`, one rank per core, over shared memory), against a raw `MPI_Allreduce(MPI_SUM)` on "
       "the same sizes in the same program (`bench/w9_ranks.cpp`). rune's default sum has a fixed order (the "
       "bits of a map's psum over as many lanes: up to 64 KiB of rows every rank gathers every operand and "
       "sums; above, each sums a part and the parts are gathered); `RUNE_RANKS_SUM=fast` calls "
-      "`MPI_Allreduce` on the planned buffers instead. Each rune call returns a new tensor. Issue 30's "
+      "`MPI_Allreduce` on the planned buffers instead. On two ranks the fixed order is `MPI_Allreduce`'s "
+      "too, with an operation of rune's adding `(0 + a) + (0 + b)` (two terms commute; docs/scale-out.md), so "
+      "these rows measure that path; the gathering and by-parts paths run from three ranks, which this "
+      "two-core machine cannot time. `rune jit` rows return a new tensor per call; `rune into` rows run the "
+      "same program into the caller's buffer (`rune::Loaded::into`), as `MPI_Allreduce` writes into its "
+      "caller's. Issue 30's "
       f"targets: within {W9_SMALL_US:.0f} us of `MPI_Allreduce` up to 8 KiB, within {W9_LARGE_RATIO:.1f}x "
       "of it from 128 KiB.")
     w("")
@@ -1174,26 +1185,81 @@ def w9_section(rows, w):
         w("")
         return
     for mode, words in W9_MODES:
-        ours = {s: find(rows, "W9", lambda r, s=s: r.impl == f"rune jit psum ({mode}), {s}") for s in W9_SIZES}
-        small = [(s, w9_us(ours[s]) - w9_us(mpi[s])) for s in W9_SMALL if ours[s] and mpi[s]]
-        large = [(s, w9_us(ours[s]) / w9_us(mpi[s])) for s in W9_LARGE if ours[s] and mpi[s]]
-        if not small or not large:
-            w(f"- **{words}: no result (see the raw output below).**")
-            continue
-        worst_small, worst_large = max(small, key=lambda p: p[1]), max(large, key=lambda p: p[1])
-        w(f"- **{words}: up to 8 KiB at most {worst_small[1]:+.2f} us from MPI_Allreduce (at {worst_small[0]}): "
-          f"{'MET' if worst_small[1] <= W9_SMALL_US else 'NOT MET'}; from 128 KiB at most {worst_large[1]:.2f}x "
-          f"its time (at {worst_large[0]}): {'MET' if worst_large[1] <= W9_LARGE_RATIO else 'NOT MET'}.**")
+        for how, buffers in (("rune jit psum", "a new result per call"),
+                             ("rune Loaded::into psum", "into the caller's buffer, as MPI's")):
+            ours = {s: find(rows, "W9", lambda r, s=s: r.impl == f"{how} ({mode}), {s}") for s in W9_SIZES}
+            small = [(s, w9_us(ours[s]) - w9_us(mpi[s])) for s in W9_SMALL if ours[s] and mpi[s]]
+            large = [(s, w9_us(ours[s]) / w9_us(mpi[s])) for s in W9_LARGE if ours[s] and mpi[s]]
+            if not small or not large:
+                w(f"- **{words}, {buffers}: no result (see the raw output below).**")
+                continue
+            worst_small, worst_large = max(small, key=lambda p: p[1]), max(large, key=lambda p: p[1])
+            w(f"- **{words}, {buffers}: up to 8 KiB at most {worst_small[1]:+.2f} us from MPI_Allreduce (at "
+              f"{worst_small[0]}): {'MET' if worst_small[1] <= W9_SMALL_US else 'NOT MET'}; from 128 KiB at most "
+              f"{worst_large[1]:.2f}x its time (at {worst_large[0]}): "
+              f"{'MET' if worst_large[1] <= W9_LARGE_RATIO else 'NOT MET'}.**")
     w("")
-    w("| size | MPI_Allreduce us/call | rune, fixed order | rune, RUNE_RANKS_SUM=fast |")
-    w("|---|---|---|---|")
+    w("| size | MPI_Allreduce us/call | rune jit, fixed order | rune into, fixed order | rune jit, fast | rune into, fast |")
+    w("|---|---|---|---|---|---|")
     for s in W9_SIZES:
         m = w9_us(mpi[s])
         cells = []
         for mode, _ in W9_MODES:
-            r = w9_us(find(rows, "W9", lambda x, s=s, mode=mode: x.impl == f"rune jit psum ({mode}), {s}"))
-            cells.append(f"{r:.2f} ({r / m:.2f}x, {r - m:+.2f} us)" if r is not None and m else "-")
-        w(f"| {s} | {f'{m:.2f}' if m is not None else '-'} | {cells[0]} | {cells[1]} |")
+            for how in ("rune jit psum", "rune Loaded::into psum"):
+                r = w9_us(find(rows, "W9", lambda x, s=s, mode=mode, how=how: x.impl == f"{how} ({mode}), {s}"))
+                cells.append(f"{r:.2f} ({r / m:.2f}x, {r - m:+.2f} us)" if r is not None and m else "-")
+        w(f"| {s} | {f'{m:.2f}' if m is not None else '-'} | " + " | ".join(cells) + " |")
+    w("")
+
+
+def w9_train_section(rows, w):
+    w("## W9 (b): data-parallel training, two ranks")
+    w("")
+    w("W4's MLP (`bench/mlp.hpp`, batch 128 per rank, float32), each rank's own batch, the gradient averaged "
+      "over the ranks by `rune::pmean(rune::ranks(), gradient)` inside the `rune::jit`ed step, then SGD, on "
+      "two ranks (`mpiexec -n 2 --bind-to core`: one core each), against PyTorch's DistributedDataParallel over "
+      "gloo with the same model, two processes of one thread each (`bench/peer_w9_ddp.py`). Beside each, the "
+      "same step with no exchange (both ranks computing at once) and the exchange alone (the gradient's "
+      f"203,530 floats). Issue 30's targets: faster than DDP; within the step alone plus "
+      f"{W9_DDP_EXCHANGE:.1f}x the exchange.")
+    w("")
+    ours = w9_ms(find(rows, "W9", lambda r: r.impl == "rune data-parallel MLP step (pmean of the gradient)"))
+    alone = w9_ms(find(rows, "W9", lambda r: r.impl == "rune MLP step alone (no exchange; every rank at once)"))
+    exchange = w9_ms(find(rows, "W9", lambda r: r.impl == "MPI_Allreduce of the gradient (reference)"))
+    ddp = w9_ms(find(rows, "W9", lambda r: r.impl == "PyTorch DDP (gloo) MLP step"))
+    if ours is None or alone is None or exchange is None:
+        w("**No W9 (b) result (see the raw output below).**")
+    else:
+        bound = alone + W9_DDP_EXCHANGE * exchange
+        w(f"- **rune {ours:.2f} ms/step; alone {alone:.2f} ms + {W9_DDP_EXCHANGE:.1f} x {exchange:.2f} ms "
+          f"(MPI_Allreduce) = {bound:.2f} ms: {'MET' if ours <= bound else 'NOT MET'}.**")
+        if ddp is not None:
+            w(f"- **PyTorch DDP (gloo) {ddp:.2f} ms/step: rune {'faster' if ours < ddp else 'slower'}, "
+              f"{times(ddp / ours)} its speed: {'MET' if ours < ddp else 'NOT MET'}.**")
+        else:
+            w("- **PyTorch DDP: no result (torch not installed: `make bench` installs it).**")
+    w("")
+    w("| implementation | ms/step (or /call) | median per sample (range) | program | notes |")
+    w("|---|---|---|---|---|")
+    for r in rows:  # (the rows in ms: this part's)
+        if r.workload == "W9" and r.t is not None and w9_ms(r) is not None and "ensemble" not in r.impl:
+            w(f"| {r.impl} | {w9_ms(r):.2f} | {fmt_t(r.t)} ({r.spread()}) | {r.program} | {r.notes} |")
+    w("")
+
+
+def w9_ensemble_section(rows, w):
+    w("## W9 (c): an ensemble split over ranks")
+    w("")
+    w("1,024 Lorenz-63 rollouts of 1,000 steps (W2's step, float64), each rank's share under `rune::vmap` of a "
+      "`rune::scan` in one `rune::jit`, the mean final x reduced over the ranks by `rune::pmean`: on one rank "
+      "and on two (one core each). The statistic is the same bits on both (the check lines below).")
+    w("")
+    one = w9_ms(find(rows, "W9", lambda r: r.impl.startswith("rune ensemble") and r.impl.endswith(", 1 rank")))
+    two = w9_ms(find(rows, "W9", lambda r: r.impl.startswith("rune ensemble") and r.impl.endswith(", 2 ranks")))
+    if one is None or two is None:
+        w("**No W9 (c) result (see the raw output below).**")
+    else:
+        w(f"- **1 rank {one:.2f} ms, 2 ranks {two:.2f} ms: {one / two:.2f}x from 1 to 2 ranks.**")
     w("")
 
 
@@ -1230,7 +1296,9 @@ def main():
     w6_section(rows, w)
     w7_section(rows, w)
     w8_section(rows, w)
-    w9_section(rows, w)
+    w9_psum_section(rows, w)
+    w9_train_section(rows, w)
+    w9_ensemble_section(rows, w)
     history_section(w)
     checks_section(checks, a.raw, w)
     tmp = a.out + ".tmp"

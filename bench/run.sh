@@ -305,16 +305,21 @@ w8_round() {
   run "rune W8" 180 "$build/bench/bench_w8"
   return 0
 }
-# W9: two ranks under mpiexec (the machine's two cores), its baseline MPI_Allreduce in bench_w9
-# itself; run again with RUNE_RANKS_SUM=fast. Skipped in a build without MPI.
+# W9: ranks under mpiexec, one per core: psum against MPI_Allreduce (in bench_w9 itself; again
+# with RUNE_RANKS_SUM=fast), data-parallel training against PyTorch DDP over gloo (the peer
+# bench/peer_w9_ddp.py), an ensemble on 1 and 2 ranks. Skipped in a build without MPI.
 w9_round() {
   if [ ! -x "$build/bench/bench_w9" ] || ! command -v mpiexec > /dev/null; then
     skip "W9: no MPI in this build (meson -Dmpi, Open MPI's mpiexec)"
     return 0
   fi
-  local as_root=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)
-  run "rune W9" 300 "${as_root[@]}" mpiexec -n 2 "$build/bench/bench_w9"
-  run "rune W9 fast" 300 "${as_root[@]}" RUNE_RANKS_SUM=fast mpiexec -n 2 "$build/bench/bench_w9"
+  local mpi=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpiexec --bind-to core)
+  run "rune W9 psum" 300 "${mpi[@]}" -n 2 "$build/bench/bench_w9" psum
+  run "rune W9 psum fast" 300 env RUNE_RANKS_SUM=fast "${mpi[@]}" -n 2 "$build/bench/bench_w9" psum
+  run "rune W9 train" 300 "${mpi[@]}" -n 2 "$build/bench/bench_w9" train
+  run "rune W9 ensemble, 1 rank" 300 "${mpi[@]}" -n 1 "$build/bench/bench_w9" ensemble
+  run "rune W9 ensemble, 2 ranks" 300 "${mpi[@]}" -n 2 "$build/bench/bench_w9" ensemble
+  [ "$have_peers" = 1 ] && [ "$py_torch" = 1 ] && pyrun "peer_w9_ddp.py" 300 "$here/peer_w9_ddp.py"
   return 0
 }
 # BENCH_ONLY (e.g. "W4" or "W1 W3"): only these workloads' rounds (all by default).

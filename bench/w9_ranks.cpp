@@ -2,8 +2,10 @@
 // per core). Rank 0 reports; every rank runs the same calls, so the
 // collectives keep the ranks in step. `bench_w9 MODE`:
 //   psum      rune::jit of rune::psum(rune::ranks(), x) on float64 vectors
-//             of 8 B to 64 MiB, against a raw MPI_Allreduce(MPI_SUM) of the
-//             same size: the sum in rune's fixed order, and (run again with
+//             of 8 B to 64 MiB (a new result per call, and the same program
+//             run into the caller's buffer by rune::Loaded::into), against a
+//             raw MPI_Allreduce(MPI_SUM) of the same size on the caller's
+//             buffers: the sum in rune's fixed order, and (run again with
 //             RUNE_RANKS_SUM=fast) MPI_Allreduce on the planned buffers.
 //   train     data-parallel training: W4's MLP step (batch 128 per rank,
 //             float32; bench/mlp.hpp) with the gradient averaged over the
@@ -91,6 +93,17 @@ int psum_mode() {
         },
         reps, 1);
     report("rune jit psum (" + mode + "), " + size_text(bytes), r, calls, notes + "; new result per call");
+    // The same program run into the caller's buffer, as MPI_Allreduce writes.
+    const rune::Loaded<Tensor(Tensor)> loaded(psum.program(x));
+    std::vector<double> into(static_cast<std::size_t>(n));
+    const Tensor result = nx::borrow(nx::float64, {n}, static_cast<void*>(into.data()));
+    const bench::Stats l = bench::measure(
+        [&] {
+          for (int i = 0; i < calls; ++i) loaded.into(result, x);
+          bench::keep(into);
+        },
+        reps, 1);
+    report("rune Loaded::into psum (" + mode + "), " + size_text(bytes), l, calls, notes + "; caller's buffer");
     if (fast) continue;  // (MPI_Allreduce alone is measured once, in the fixed-order run)
     std::vector<double> in(static_cast<std::size_t>(n), double(rank() + 1));
     std::vector<double> out(static_cast<std::size_t>(n));
@@ -146,7 +159,7 @@ int train_mode() {
   report("rune data-parallel MLP step (pmean of the gradient)", steps_of(parallel), STEPS, notes, 1e3, "ms");
   report("rune MLP step alone (no exchange; every rank at once)", steps_of(alone), STEPS, notes, 1e3, "ms");
   const int n = int(mlp::D * mlp::H + mlp::H + mlp::H * mlp::O + mlp::O);
-  std::vector<float> in(std::size_t(n), 1.f), out(std::size_t(n));
+  std::vector<float> in(static_cast<std::size_t>(n), 1.f), out(static_cast<std::size_t>(n));
   const int calls = 20;
   const bench::Stats m = bench::measure(
       [&] {

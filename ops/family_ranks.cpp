@@ -1,9 +1,10 @@
 // Collectives over the ranks of an MPI job (rune::ranks()): their type,
 // eager (into the planned buffer), jvp and transpose rules; the batching
 // rule is in ops/batching.cpp. The exchanges are ops/world.cpp's; every
-// addition is nx::sum's over a leading axis of one row per rank, so a sum
-// over P ranks has the bits of nx::sum over P lanes (rune::psum under
-// rune::vmap) whatever the SIMD width and however the work is split.
+// addition is nx::sum's over a leading axis of one row per rank
+// (ops/sum_rows.hpp), so a sum over P ranks has the bits of nx::sum over
+// P lanes (rune::psum under rune::vmap) whatever the SIMD width and however
+// the work is split.
 //
 //   ranks_sum(x):         every rank's x summed (rune::psum)
 //   ranks_gather(x):      [P, x's shape...], every rank's x (rune::all_gather)
@@ -24,6 +25,7 @@
 #include "ops/concrete.hpp"
 #include "ops/derivatives.hpp"
 #include "ops/errors.hpp"
+#include "ops/sum_rows.hpp"
 #include "ops/type_checks.hpp"
 #include "ops/world.hpp"
 
@@ -104,19 +106,15 @@ Tensor sent(const Tensor& x, const Tensor& out) {
 
 char* bytes_of(const Tensor& t) { return base_address(*t.impl()); }
 
-// out = the sum over axis 0 of `rows` (one row per rank), in nx::sum's order.
-void sum_rows_into(const Tensor& rows, const Tensor& out) {
-  Params params;
-  params.axes = {0};
-  rules(Prim::reduce_sum).into(Prim::reduce_sum, std::span<const Tensor>(&rows, 1), params, out);
-}
-
 void sum_into(Prim p, std::span<const Tensor> x, const Params& params, const Tensor& out) {
   agree(p, x[0], params);
   const Tensor in = sent(x[0], out);
   const DType dt = in.dtype();
   const auto n = std::size_t(in.numel()), item = size_of(dt), ranks = std::size_t(world::size());
-  if (world::fast_sum(bytes_of(in), bytes_of(out), n, dt)) return;
+  if (world::fast_sums() && world::mpi_sum(bytes_of(in), bytes_of(out), n, dt)) return;
+  // Two terms commute, so MPI's sum of two ranks, each addition started
+  // from +0, is the fixed order's (docs/accuracy.md; NaN payloads aside).
+  if (ranks == 2 && world::mpi_sum(bytes_of(in), bytes_of(out), n, dt, true)) return;
   if (ranks == 1 || n < ranks || n * item * ranks <= gathered_sum_bytes) {
     Shape shape = in.shape();
     shape.insert(shape.begin(), std::int64_t(ranks));

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <climits>
+#include <complex>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -53,8 +54,23 @@ std::string what_rank_did(std::string_view name) {
 struct World {
   int rank = 0, size = 1;
   MPI_Comm comm = MPI_COMM_NULL;  // rune's own copy of MPI_COMM_WORLD
+  MPI_Op sum_from_zero = MPI_OP_NULL;
   bool started_here = false;      // (then finalized at exit)
 };
+
+// b = (0 + a) + (0 + b), element by element: the sum of two terms in
+// nx::sum's order (each accumulator starts at +0).
+template <class T> void add_from_zero(const void* in, void* inout, int n) {
+  const T* a = static_cast<const T*>(in);
+  T* b = static_cast<T*>(inout);
+  for (int i = 0; i < n; ++i) b[i] = (T() + a[i]) + (T() + b[i]);
+}
+void sum_from_zero(void* in, void* inout, int* n, MPI_Datatype* type) {
+  if (*type == MPI_FLOAT) add_from_zero<float>(in, inout, *n);
+  else if (*type == MPI_DOUBLE) add_from_zero<double>(in, inout, *n);
+  else if (*type == MPI_C_FLOAT_COMPLEX) add_from_zero<std::complex<float>>(in, inout, *n);
+  else add_from_zero<std::complex<double>>(in, inout, *n);
+}
 
 bool launched() {
   for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
@@ -105,7 +121,10 @@ void finish() {
   }
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) MPI_Comm_free(&w.comm);
+  if (!finalized) {
+    MPI_Op_free(&w.sum_from_zero);
+    MPI_Comm_free(&w.comm);
+  }
   if (w.started_here && !finalized) MPI_Finalize();
 }
 
@@ -122,6 +141,7 @@ World start() {
     w.started_here = true;
   }
   check(MPI_Comm_dup(MPI_COMM_WORLD, &w.comm), "MPI_Comm_dup");
+  check(MPI_Op_create(&sum_from_zero, 1, &w.sum_from_zero), "MPI_Op_create");
   MPI_Comm_rank(w.comm, &w.rank);
   MPI_Comm_size(w.comm, &w.size);
   return w;
@@ -172,6 +192,11 @@ Counts ints(std::span<const std::size_t> sizes) {
 bool checking() {
   static const bool on = set("RUNE_RANKS_CHECK", "1");
   return on;
+}
+
+bool fast_sums() {
+  static const bool fast = set("RUNE_RANKS_SUM", "fast");
+  return fast;
 }
 
 namespace {
@@ -242,11 +267,11 @@ void exchange(const void* in, int to, void* out, int from, std::size_t bytes) {
         "MPI_Sendrecv");
 }
 
-bool fast_sum(const void* in, void* out, std::size_t count, DType dtype) {
-  static const bool fast = set("RUNE_RANKS_SUM", "fast");
+bool mpi_sum(const void* in, void* out, std::size_t count, DType dtype, bool from_zero) {
   const std::optional<MPI_Datatype> type = mpi_type(dtype);
-  if (!fast || !type || size() == 1) return false;
-  check(MPI_Allreduce(in == out ? MPI_IN_PLACE : in, out, count_of(count), *type, MPI_SUM, comm()), "MPI_Allreduce");
+  if (!type || size() == 1) return false;
+  const MPI_Op op = from_zero && is_inexact(dtype) ? the_world().sum_from_zero : MPI_SUM;
+  check(MPI_Allreduce(in == out ? MPI_IN_PLACE : in, out, count_of(count), *type, op, comm()), "MPI_Allreduce");
   return true;
 }
 #else
@@ -265,7 +290,7 @@ void scatter_parts(const void* in, std::span<const std::size_t> counts, std::spa
 void exchange(const void* in, int to, void* out, int from, std::size_t bytes) {
   if (to == 0 && from == 0) std::memmove(out, in, bytes);
 }
-bool fast_sum(const void*, void*, std::size_t, DType) { return false; }
+bool mpi_sum(const void*, void*, std::size_t, DType, bool) { return false; }
 #endif
 
 void agree(std::string_view api, std::string_view operand) {

@@ -37,10 +37,13 @@ void scatter_parts(const void* in, std::span<const std::size_t> counts, std::spa
 // Sends `bytes` of `in` to rank `to` while receiving `bytes` from rank `from`
 // into `out` (-1: no send, or no receive).
 void exchange(const void* in, int to, void* out, int from, std::size_t bytes);
-// MPI_Allreduce's sum, in MPI's own order, where RUNE_RANKS_SUM=fast asks
-// for it and MPI has the element type; false where it does not apply (then
-// the caller sums in the fixed order).
-bool fast_sum(const void* in, void* out, std::size_t count, DType dtype);
+// Whether RUNE_RANKS_SUM=fast asks for MPI's own order of addition (read once).
+bool fast_sums();
+// MPI_Allreduce's sum (MPI_SUM, in MPI's order) where MPI has the element
+// type and there are several ranks; false where it does not apply. With
+// `from_zero` (float and complex dtypes), each addition of two values is
+// (0 + a) + (0 + b): on two ranks, the fixed order's sum of two terms.
+bool mpi_sum(const void* in, void* out, std::size_t count, DType dtype, bool from_zero = false);
 
 // Whether the divergence check is on (RUNE_RANKS_CHECK=1, read once).
 bool checking();

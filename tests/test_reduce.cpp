@@ -2,10 +2,13 @@
 #include <cmath>
 #include <functional>
 #include <numeric>
+#include <random>
 
 #include <rune/rune.hpp>
 
 #include "helpers.hpp"
+#include "ops/concrete.hpp"
+#include "ops/sum_rows.hpp"
 
 using nx::Tensor;
 using namespace test;
@@ -237,4 +240,29 @@ TEST_CASE("sum and prod of integers and bools accumulate in 64 bits, as NumPy's;
   const Tensor g = rune::grad([](const Tensor& t) { return nx::sum(t * t, {}, false, nx::float64); },
                               nx::full(nx::float32, {2}, 3));
   CHECK(text(g) == "float32 [2] [6, 6]");
+}
+
+TEST_CASE("a sum over axis 0 as whole-row adds (the ranks' sums: ops/sum_rows.hpp) has nx::sum's bits") {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> unit(-1, 1);
+  for (nx::DType dt : {nx::float32, nx::float64, nx::complex64, nx::complex128, nx::int32, nx::int64, nx::float16})
+    for (std::int64_t p : {1, 2, 3, 4, 5, 8, 9, 16, 17, 31, 32, 33, 40, 70}) {
+      INFO(nx::name(dt) << ", " << p << " rows");
+      const bool floating = !nx::is_integer(dt);
+      // Columns: every term -0 (the sum is +0), magnitudes far apart (the
+      // order shows), an infinity, a NaN, then plain values.
+      std::vector<double> v;
+      for (std::int64_t i = 0; i < p; ++i) {
+        const double scale = i % 3 == 0 ? 1e16 : i % 3 == 1 ? 1.0 : 1e-3;
+        v.push_back(floating ? -0.0 : 0.0);
+        v.push_back(floating ? scale * unit(rng) : std::round(1e6 * unit(rng)));
+        v.push_back(floating && i == p / 2 ? INFINITY : std::round(100 * unit(rng)));
+        v.push_back(floating && i == p - 1 ? NAN : std::round(100 * unit(rng)));
+        for (int c = 0; c < 3; ++c) v.push_back(floating ? unit(rng) : std::round(1e3 * unit(rng)));
+      }
+      const Tensor rows = nx::cast(nx::create(nx::float64, {p, 7}, v), dt);
+      const Tensor scratch = nx::ops::copy(rows), got = nx::ops::make_tensor(dt, {7});
+      nx::ops::sum_rows_into(scratch, got);
+      CHECK(same_bits(got, nx::sum(rows, {0}, false, dt)));
+    }
 }

@@ -37,15 +37,15 @@ nx::Tensor ppermute(Axis a, nx::Operand x, std::span<const std::pair<std::int64_
 nx::Tensor broadcast_from(Axis a, nx::Operand x, std::int64_t root);
 
 namespace detail {
-// The leaves' sums over the ranks: the leaves of each dtype laid end to end
-// and summed in one exchange (as Horovod fuses small tensors), the same
-// bits as leaf by leaf.
+// The leaves' sums over the ranks, the same bits as leaf by leaf: the small
+// leaves (under 64 KiB) of each dtype laid end to end and summed in one
+// exchange (as Horovod fuses small tensors), each larger leaf alone.
 std::vector<nx::Tensor> psum_leaves_over_ranks(std::span<const nx::Tensor> leaves);
 }  // namespace detail
 
 // psum and pmean of every tensor leaf of a structure (a gradient's tree):
-// over a map's lanes each leaf is its own sum; over the ranks every leaf of
-// one dtype goes in one exchange.
+// over a map's lanes each leaf is its own sum; over the ranks the small
+// leaves of one dtype go in one exchange.
 template <class T>
   requires(detail::Structures<T> && !std::convertible_to<const T&, nx::Tensor>)
 T psum(Axis a, const T& tree) {

@@ -81,6 +81,18 @@ TEST_CASE("psum and pmean over the ranks: the bits of the same sum over lanes") 
     }
 }
 
+TEST_CASE("a sum of -0 on every rank is +0, as nx::sum's accumulators start at +0") {
+  for (nx::DType dtype : {nx::float64, nx::float32, nx::complex64}) {
+    const Tensor zeros = nx::cast(nx::full(nx::float64, {5}, -0.0), dtype);
+    const Tensor over_ranks = rune::psum(rune::ranks(), zeros);
+    const rune::Axis a = rune::axis();
+    const Tensor over_lanes = rune::vmap([&](const Tensor& x) { return rune::psum(a, x); }, a)(
+        nx::broadcast_to(zeros, {P, 5}));
+    CHECK(test::same_bits(over_ranks, nx::get(over_lanes, me)));
+    CHECK(test::same_bits(over_ranks, nx::zeros(dtype, {5})));  // (+0: 0.0 + -0.0)
+  }
+}
+
 TEST_CASE("all_gather, ppermute and broadcast_from over the ranks") {
   for (std::int64_t n : {std::int64_t(1), std::int64_t(7), std::int64_t(20011)}) {
     same_as_a_map([](rune::Axis a, const Tensor& x) { return rune::all_gather(a, x); }, n, nx::float64);
