@@ -83,11 +83,11 @@ nx::Tensor lanes(Axis a, nx::Operand x) {
   return nx::ops::bind(nx::ops::Prim::lanes_gather, {x}, params);
 }
 
-// (This process's rank is a constant of what is traced: a program that
-// reads it computes the tracing rank's value wherever it runs.)
 nx::Tensor lane_index() { return index_in(batch::innermost_map(0)); }
+// (Over the ranks a primitive, recorded where traced: a compiled or saved
+// program reads the rank of the process that runs it.)
 nx::Tensor lane_index(Axis a) {
-  if (a == ranks()) return nx::scalar(nx::int32, nx::ops::world::rank());
+  if (a == ranks()) return nx::ops::bind(nx::ops::Prim::ranks_index, {nx::scalar(nx::int32, 0)}, {});
   return index_in(batch::innermost_map(a.id));
 }
 

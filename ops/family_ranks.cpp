@@ -13,6 +13,9 @@
 //                         gather's transpose)
 //   ranks_permute(x):     rank stops[k] gets the x of rank starts[k]; a rank
 //                         no pair names as a receiver gets zeros (rune::ppermute)
+//   ranks_index(x):       x + the rank of the process running it (no exchange:
+//                         rune::lane_index(rune::ranks()) is ranks_index(0), so
+//                         a compiled or saved program reads its runner's rank)
 //
 // The gather and its transpose carry the world's size as shape=[P], checked
 // against the world they run in (a program read from text may come from
@@ -171,7 +174,12 @@ void permute_into(Prim p, std::span<const Tensor> x, const Params& params, const
   if (from < 0) fill(out, 0);
 }
 
-// All four are linear in their operand: the tangent goes the same way.
+void index_into(Prim, std::span<const Tensor> x, const Params&, const Tensor& out) {
+  const Tensor operands[] = {x[0], filled(x[0].dtype(), {}, double(world::rank()))};
+  rules(Prim::add).into(Prim::add, std::span<const Tensor>(operands), Params{}, out);
+}
+
+// The four exchanges are linear in their operand: the tangent goes the same way.
 Tensor linear_jvp(Prim p, std::span<const Tensor>, std::span<const Tensor> t, const Params& params, const Tensor&) {
   return zero(t[0]) ? Tensor() : bind(p, {t[0]}, params);
 }
@@ -202,6 +210,8 @@ void register_ranks(RuleTable& table) {
                                          .jvp = &linear_jvp, .transpose = &transpose, .into = &scatter_sum_into});
   table.define(Prim::ranks_permute, {.type = &same_type, .eager = &eager_into<&permute_into>, .jvp = &linear_jvp,
                                      .transpose = &transpose, .into = &permute_into});
+  table.define(Prim::ranks_index,
+               {.type = &same_type, .eager = &eager_into<&index_into>, .jvp = &no_tangent, .into = &index_into});
 }
 
 }  // namespace nx::ops

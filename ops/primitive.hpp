@@ -58,9 +58,10 @@ constexpr bool is_elementwise(Prim p) {
   return f == Family::unary || f == Family::binary || f == Family::select || f == Family::convert;
 }
 
-// Whether a primitive exchanges values with other lanes or processes (a
-// collective over a map's lanes or over the ranks): never folded at compile
-// time nor moved out of a loop; it runs where the program calls it.
+// Whether a primitive exchanges values with other lanes or processes, or
+// reads the process it runs in (a map's collectives, the ranks' family):
+// never folded at compile time nor moved out of a loop; it runs where the
+// program calls it.
 constexpr bool communicates(Prim p) {
   const Family f = info(p).family;
   return f == Family::collective || f == Family::ranks;

@@ -122,6 +122,7 @@ inline std::vector<Case> samples() {
       case Family::reduce: q.axes = {1}, out.push_back({p, {m}, q}); break;
       case Family::arg: q.axis = 1, out.push_back({p, {m}, q}); break;
       case Family::random: q.shape = {2, 3}, out.push_back({p, {nx::random::key(5)}, q}); break;
+      case Family::ranks: out.push_back({p, {nx::create(nx::int32, {3}, {4, -1, 0})}, q}); break;  // (ranks_index)
       default: {  // cholesky: a symmetric positive definite matrix
         Tensor a = uniform(nx::float64, {3, 3}, -1, 1, rng);
         out.push_back({p, {nx::matmul(a, nx::transpose(a)) + nx::eye(nx::float64, 3) * 3.}, q});

@@ -582,6 +582,7 @@ REFERENCES.update({
     'ranks_gather': lambda ops, params, result: (ops[0].array[None].copy(), EXACT),
     'ranks_scatter_sum': lambda ops, params, result: (plus_zero(ops[0], result, 0), EXACT),
     'ranks_permute': with_params(ranks_permute),
+    'ranks_index': lambda ops, params, result: (ops[0].array.copy(), EXACT),  # (x + rank 0)
 })
 
 # NumPy refuses these as rune does: an extreme (or its index) of nothing.

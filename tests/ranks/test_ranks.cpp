@@ -157,8 +157,9 @@ TEST_CASE("grad and jvp through psum, ppermute and all_gather: central differenc
 
 TEST_CASE("a program traced and saved by rank 0, loaded and run by every rank") {
   auto f = [](const Tensor& x) {
+    const Tensor rank = nx::cast(rune::lane_index(rune::ranks()), nx::float64);  // (the running process's)
     return std::tuple{rune::psum(rune::ranks(), x * 2.), rune::ppermute(rune::ranks(), x, ring()),
-                      rune::all_gather(rune::ranks(), x)};
+                      rune::all_gather(rune::ranks(), x) + rank};
   };
   const Tensor x = operand(me, 5, nx::float64);
   const auto file = std::filesystem::path(RUNE_TEST_OUT) / ("ranks_" + std::to_string(P) + ".rune");
