@@ -101,8 +101,8 @@ namespace detail {
 // twice (as Horovod fuses only tensors below its fusion threshold).
 constexpr std::size_t fused_leaf_bytes = 64 * 1024;
 
-std::vector<nx::Tensor> psum_leaves_over_ranks(std::span<const nx::Tensor> leaves) {
-  const nx::ops::EntryPoint entry("rune::psum");
+std::vector<nx::Tensor> psum_leaves_over_ranks(const char* api, std::span<const nx::Tensor> leaves) {
+  const nx::ops::EntryPoint entry(api);
   std::vector<nx::Tensor> out(leaves.size());
   std::map<nx::DType, std::vector<std::size_t>> by_dtype;  // the small leaves (in leaf order within each)
   for (std::size_t i = 0; i < leaves.size(); ++i) {

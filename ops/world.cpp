@@ -113,19 +113,18 @@ int count_of(std::size_t bytes) {
 std::optional<std::string> disagreement(std::string_view api, std::string_view operand);
 
 void finish() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;  // (by the program, which started MPI itself)
   World& w = the_world();
   if (auto differ = disagreement(finished, "")) {
     std::fprintf(stderr, "rune: rank %d of %d: %s\n", w.rank, w.size, differ->c_str());
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (!finalized) {
-    MPI_Op_free(&w.sum_from_zero);
-    MPI_Comm_free(&w.comm);
-  }
-  if (w.started_here && !finalized) MPI_Finalize();
+  MPI_Op_free(&w.sum_from_zero);
+  MPI_Comm_free(&w.comm);
+  if (w.started_here) MPI_Finalize();
 }
 
 World start() {

@@ -39,8 +39,9 @@ nx::Tensor broadcast_from(Axis a, nx::Operand x, std::int64_t root);
 namespace detail {
 // The leaves' sums over the ranks, the same bits as leaf by leaf: the small
 // leaves (under 64 KiB) of each dtype laid end to end and summed in one
-// exchange (as Horovod fuses small tensors), each larger leaf alone.
-std::vector<nx::Tensor> psum_leaves_over_ranks(std::span<const nx::Tensor> leaves);
+// exchange (as Horovod fuses small tensors), each larger leaf alone. `api`
+// names the errors.
+std::vector<nx::Tensor> psum_leaves_over_ranks(const char* api, std::span<const nx::Tensor> leaves);
 }  // namespace detail
 
 // psum and pmean of every tensor leaf of a structure (a gradient's tree):
@@ -49,14 +50,15 @@ std::vector<nx::Tensor> psum_leaves_over_ranks(std::span<const nx::Tensor> leave
 template <class T>
   requires(detail::Structures<T> && !std::convertible_to<const T&, nx::Tensor>)
 T psum(Axis a, const T& tree) {
-  if (a == ranks()) return rebuild(tree, detail::psum_leaves_over_ranks(leaves(tree)));
+  if (a == ranks()) return rebuild(tree, detail::psum_leaves_over_ranks("rune::psum", leaves(tree)));
   return map_leaves(tree, [&](const nx::Tensor& leaf) { return psum(a, leaf); });
 }
 template <class T>
   requires(detail::Structures<T> && !std::convertible_to<const T&, nx::Tensor>)
 T pmean(Axis a, const T& tree) {
-  const double lanes = double(lane_count(a));
-  return map_leaves(psum(a, tree), [&](const nx::Tensor& sum) { return sum / lanes; });
+  if (a != ranks()) return map_leaves(tree, [&](const nx::Tensor& leaf) { return pmean(a, leaf); });
+  const T sums = rebuild(tree, detail::psum_leaves_over_ranks("rune::pmean", leaves(tree)));
+  return map_leaves(sums, [&](const nx::Tensor& sum) { return sum / double(lane_count(a)); });
 }
 
 }  // namespace rune
