@@ -26,19 +26,10 @@ std::int64_t lane_count(Prim p, const Params& params) {
 }
 
 TensorType gather_type(Prim p, std::span<const Tensor> x, const Params& params) {
-  check_accepts(p, x[0]);
-  Shape shape = x[0].shape();
-  shape.insert(shape.begin(), lane_count(p, params));
-  return {x[0].dtype(), shape, x[0].placement()};
+  return gathered_type(p, x[0], lane_count(p, params));
 }
-
 TensorType sum_type(Prim p, std::span<const Tensor> x, const Params& params) {
-  check_accepts(p, x[0]);
-  const std::int64_t lanes = lane_count(p, params);
-  if (x[0].ndim() == 0 || x[0].shape()[0] != lanes)
-    fail(info(p).api, "a transposed gather takes one row per lane (" + std::to_string(lanes) +
-                          "), got " + describe(x[0]));
-  return {x[0].dtype(), Shape(x[0].shape().begin() + 1, x[0].shape().end()), x[0].placement()};
+  return row_sum_type(p, x[0], lane_count(p, params), "lane");
 }
 
 Tensor gather_jvp(Prim, std::span<const Tensor>, std::span<const Tensor> t, const Params& params, const Tensor&) {

@@ -77,19 +77,10 @@ TensorType same_type(Prim p, std::span<const Tensor> x, const Params& params) {
 }
 
 TensorType gather_type(Prim p, std::span<const Tensor> x, const Params& params) {
-  check_accepts(p, x[0]);
-  Shape shape = x[0].shape();
-  shape.insert(shape.begin(), ranks_in(p, params));
-  return {x[0].dtype(), shape, x[0].placement()};
+  return gathered_type(p, x[0], ranks_in(p, params));
 }
-
 TensorType scatter_sum_type(Prim p, std::span<const Tensor> x, const Params& params) {
-  check_accepts(p, x[0]);
-  const std::int64_t ranks = ranks_in(p, params);
-  if (x[0].ndim() == 0 || x[0].shape()[0] != ranks)
-    fail(info(p).api, "a transposed gather takes one row per rank (" + std::to_string(ranks) + "), got " +
-                          describe(x[0]));
-  return {x[0].dtype(), Shape(x[0].shape().begin() + 1, x[0].shape().end()), x[0].placement()};
+  return row_sum_type(p, x[0], ranks_in(p, params), "rank");
 }
 
 // The divergence check (world.hpp), its signature written only when it is on.
@@ -141,14 +132,13 @@ void sum_into(Prim p, std::span<const Tensor> x, const Params& params, const Ten
 }
 
 void gather_into(Prim p, std::span<const Tensor> x, const Params& params, const Tensor& out) {
-  ranks_in(p, params);
   agree(p, x[0], params);
   const Tensor in = sent(x[0], out);
   world::gather(bytes_of(in), bytes_of(out), std::size_t(in.numel()) * size_of(in.dtype()));
 }
 
 void scatter_sum_into(Prim p, std::span<const Tensor> x, const Params& params, const Tensor& out) {
-  const auto ranks = std::size_t(ranks_in(p, params));
+  const auto ranks = std::size_t(x[0].shape()[0]);  // (the world's size: checked by the type rule)
   agree(p, x[0], params);
   const Tensor in = sent(x[0], out);
   if (ranks == 1) return sum_rows_into(in, out);

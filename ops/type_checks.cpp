@@ -83,4 +83,19 @@ DType accumulation_dtype(DType d) {
   return d;
 }
 
+TensorType gathered_type(Prim p, const Tensor& x, std::int64_t count) {
+  check_accepts(p, x);
+  Shape shape = x.shape();
+  shape.insert(shape.begin(), count);
+  return {x.dtype(), shape, x.placement()};
+}
+
+TensorType row_sum_type(Prim p, const Tensor& x, std::int64_t count, std::string_view row) {
+  check_accepts(p, x);
+  if (x.ndim() == 0 || x.shape()[0] != count)
+    fail(info(p).api, "a transposed gather takes one row per " + std::string(row) + " (" + std::to_string(count) +
+                          "), got " + describe(x));
+  return {x.dtype(), Shape(x.shape().begin() + 1, x.shape().end()), x.placement()};
+}
+
 }  // namespace nx::ops

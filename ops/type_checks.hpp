@@ -21,6 +21,12 @@ void check_same_dtype(Prim p, std::span<const Tensor> operands);
 void check_defined(std::string_view api, std::span<const Tensor> operands);
 // The result dtype of p for operands of dtype d.
 DType result_dtype(Prim p, DType d, const Params& params);
+// The type of a gather over `count` lanes (or ranks): x's, after a leading
+// axis of `count`; and of its transpose, a sum of one row per lane: x's
+// without that axis (throws "...: a transposed gather takes one row per
+// <row> (4), got float64 [3]" when x's leading axis is not `count` long).
+TensorType gathered_type(Prim p, const Tensor& x, std::int64_t count);
+TensorType row_sum_type(Prim p, const Tensor& x, std::int64_t count, std::string_view row);
 // The dtype sum and prod accumulate in by default: NumPy's, so that a sum
 // of small integers does not wrap (int8 values add up in int64).
 DType accumulation_dtype(DType d);
