@@ -224,16 +224,6 @@ std::optional<std::string> disagreement(std::string_view api, std::string_view o
 int rank() { return the_world().rank; }
 int size() { return the_world().size; }
 
-std::string describe() {
-  if (the_world().comm == MPI_COMM_NULL) return "MPI not started (a world of one)";
-  char library[MPI_MAX_LIBRARY_VERSION_STRING];
-  int length = 0;
-  MPI_Get_library_version(library, &length);
-  std::string name(library, std::size_t(length));
-  name = name.substr(0, name.find_first_of(",\n"));
-  return name + ", " + std::to_string(size()) + " ranks";
-}
-
 void gather(const void* in, void* out, std::size_t bytes) {
   if (size() == 1) return void(std::memmove(out, in, bytes));
   check(MPI_Allgather(in, count_of(bytes), MPI_BYTE, out, count_of(bytes), MPI_BYTE, comm()), "MPI_Allgather");
@@ -276,7 +266,6 @@ bool mpi_sum(const void* in, void* out, std::size_t count, DType dtype, bool fro
 #else
 int rank() { return 0; }
 int size() { return 1; }
-std::string describe() { return "no MPI in this build (a world of one)"; }
 void gather(const void* in, void* out, std::size_t bytes) { std::memmove(out, in, bytes); }
 void gather_varying(const void* in, void* out, std::span<const std::size_t> counts,
                     std::span<const std::size_t> offsets) {

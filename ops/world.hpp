@@ -13,7 +13,6 @@
 
 #include <cstddef>
 #include <span>
-#include <string>
 #include <string_view>
 
 #include "rune/dtype.hpp"
@@ -22,8 +21,6 @@ namespace nx::ops::world {
 
 int rank();
 int size();
-// "Open MPI 4.1.4, 2 ranks", "no MPI (a world of one)": for messages and benchmarks.
-std::string describe();
 
 // Every rank's `bytes` bytes of `in`, end to end in rank order in `out`.
 void gather(const void* in, void* out, std::size_t bytes);
