@@ -121,13 +121,14 @@ void plan_places(FusedKernel& m) {
 
 // A kernel writing more than streaming_threshold() bytes writes the results
 // no later step or reduction reads with the eager kernels' streaming loops:
-// stores past the caches, the same bits.
-void stream_results(FusedKernel& m) {
+// stores past the caches, the same bits. Returns which slots it streams.
+std::vector<bool> stream_results(FusedKernel& m) {
   const auto& K = nx::ops::kernels::table();
+  std::vector<bool> streamed(m.slots.size(), false);
   std::size_t written = 0;
   for (const FusedKernel::Slot& s : m.slots)
     if (s.source == FusedKernel::Source::computed && s.reg >= 0) written += std::size_t(m.size) * nx::size_of(s.dtype);
-  if (written <= streaming_threshold()) return;
+  if (written <= streaming_threshold()) return streamed;
   for (std::size_t i = 0; i < m.steps.size(); ++i) {
     FusedKernel::Step& step = m.steps[i];
     const FusedKernel::Slot& out = m.slots[std::size_t(step.out)];
@@ -139,11 +140,16 @@ void stream_results(FusedKernel& m) {
     for (const FusedKernel::Scattered& s : m.scatters) read = read || s.slot == step.out;
     if (read) continue;
     const int d = int(out.dtype);
-    if (step.family == nx::ops::Family::unary && K.unary_streaming[int(step.prim)][d])
+    if (step.family == nx::ops::Family::unary && K.unary_streaming[int(step.prim)][d]) {
       step.row.unary = K.unary_streaming[int(step.prim)][d];
-    if (step.family == nx::ops::Family::binary && K.binary_streaming[int(step.prim)][d])
+      streamed[std::size_t(step.out)] = true;
+    }
+    if (step.family == nx::ops::Family::binary && K.binary_streaming[int(step.prim)][d]) {
       step.row.binary = K.binary_streaming[int(step.prim)][d];
+      streamed[std::size_t(step.out)] = true;
+    }
   }
+  return streamed;
 }
 
 // A step's share of the next block's lines to ask for: the transcendental
@@ -161,18 +167,19 @@ std::size_t fetch_weight(const FusedKernel::Step& s) {
 }
 
 // Which operands a kernel asks the caches for a block ahead (those in
-// memory, in order: vm/fused_kernel.cpp), and the lines of a whole block of
+// memory, in order: vm/fused_kernel.cpp; not the results it streams past
+// the caches, whose lines would be read from memory only to be evicted), and the lines of a whole block of
 // the widest of them shared out over the steps by their weights. None when
 // they come to at most fetched_bytes in all: a kernel over so little stays
 // in the caches from one call (or a loop's trip) to the next, and asking
 // for its lines again costs more than it brings (a cloth's step).
-void plan_fetches(FusedKernel& m) {
+void plan_fetches(FusedKernel& m, const std::vector<bool>& streamed) {
   std::size_t widest = 0, total = 0, before = 0, bytes = 0;
   for (std::size_t k = 0; k < m.slots.size(); ++k) {
     const FusedKernel::Slot& s = m.slots[k];
     const bool in_memory = s.source == FusedKernel::Source::tensor || s.source == FusedKernel::Source::view ||
                            (s.source == FusedKernel::Source::computed && s.reg >= 0);
-    if (!in_memory) continue;
+    if (!in_memory || streamed[k]) continue;
     m.fetched.push_back(std::int32_t(k));
     widest = std::max(widest, nx::size_of(s.dtype));
     bytes += std::size_t(m.size) * nx::size_of(s.dtype);
@@ -203,8 +210,7 @@ std::size_t streaming_threshold() {
 void plan_kernel_memory(FusedKernel& m) {
   share_buffers(m);
   plan_places(m);
-  stream_results(m);
-  plan_fetches(m);
+  plan_fetches(m, stream_results(m));
 }
 
 }  // namespace rune::vm
