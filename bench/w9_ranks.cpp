@@ -5,14 +5,18 @@
 //             of 8 B to 64 MiB (a new result per call, and the same program
 //             run into the caller's buffer by rune::Loaded::into), against a
 //             raw MPI_Allreduce(MPI_SUM) of the same size on the caller's
-//             buffers: the sum in rune's fixed order, and (run again with
-//             RUNE_RANKS_SUM=fast) MPI_Allreduce on the planned buffers.
+//             buffers (into one buffer, and into two in turn as a new
+//             result per call writes): the sum in rune's fixed order, and
+//             (run again with RUNE_RANKS_SUM=fast) MPI_Allreduce on the
+//             planned buffers. The four alternate in rounds.
 //   train     data-parallel training: W4's MLP step (batch 128 per rank,
 //             float32; bench/mlp.hpp) with the gradient averaged over the
 //             ranks (pmean of the gradient's structure: one exchange), against
 //             the same step without the exchange (every rank alone, all at
-//             once) and MPI_Allreduce of the gradient's 203,530 floats; the
-//             peer is bench/peer_w9_ddp.py (PyTorch DDP over gloo).
+//             once), MPI_Allreduce of the gradient's 203,530 floats, and the
+//             step alone followed by that MPI_Allreduce (an exchange written
+//             by hand), alternating in rounds; the peer is
+//             bench/peer_w9_ddp.py (PyTorch DDP over gloo).
 //   ensemble  1,024 Lorenz-63 rollouts of 1,000 steps (W2's step, float64)
 //             split over the ranks, each rank's share under rune::vmap of a
 //             scan, one statistic (the mean final x) reduced over the ranks:
@@ -24,6 +28,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <new>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -40,6 +45,18 @@ const rune::Axis ranks = rune::ranks();
 
 std::int64_t rank() { return std::int64_t(nx::item(rune::lane_index(ranks))); }
 std::int64_t size() { return rune::lane_count(ranks); }
+
+// The caller's buffers, 64-byte aligned as rune's own are: MPI's copies of a
+// buffer run at different speeds by its alignment (20% at 512 KiB here).
+template <class T> struct Aligned64 {
+  using value_type = T;
+  Aligned64() = default;
+  template <class U> Aligned64(const Aligned64<U>&) {}
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64})); }
+  void deallocate(T* p, std::size_t) { ::operator delete(p, std::align_val_t{64}); }
+  bool operator==(const Aligned64&) const = default;
+};
+template <class T> using Buffer = std::vector<T, Aligned64<T>>;
 
 std::string size_text(std::size_t bytes) {
   if (bytes >= (1u << 20)) return std::to_string(bytes >> 20) + " MiB";
@@ -80,42 +97,47 @@ int psum_mode() {
                             512 * KiB, 2 * MiB, 8 * MiB, 64 * MiB}) {
     const auto n = std::int64_t(bytes / 8);
     const int calls = int(std::clamp<std::size_t>((std::size_t(4) << 20) / bytes, 1, 10000));
-    const int reps = bytes >= 8 * MiB ? 5 : 9;
+    const int reps = bytes >= 8 * MiB ? 2 : 3;  // (per round: 3 rounds)
     const std::string notes = std::to_string(size()) + " ranks; " + std::to_string(calls) + " calls per sample";
     const Tensor x = nx::full(nx::float64, {n}, double(rank() + 1));
     Tensor y;
-    const bench::Stats r = bench::measure(
+    // The same program run into the caller's buffer, as MPI_Allreduce writes.
+    const rune::Loaded<Tensor(Tensor)> loaded(psum.program(x));
+    Buffer<double> into(static_cast<std::size_t>(n));
+    const Tensor result = nx::borrow(nx::float64, {n}, static_cast<void*>(into.data()));
+    Buffer<double> in(static_cast<std::size_t>(n), double(rank() + 1));
+    Buffer<double> out(static_cast<std::size_t>(n)), other(static_cast<std::size_t>(n));
+    // In rounds, the four alternating, so a drift of the machine falls on each alike.
+    const std::vector<bench::Stats> s = bench::measure_rounds(
+        3, reps, 1,
         [&] {
           for (int i = 0; i < calls; ++i) {
             y = psum(x);
             bench::keep(y);
           }
         },
-        reps, 1);
-    report("rune jit psum (" + mode + "), " + size_text(bytes), r, calls, notes + "; new result per call");
-    // The same program run into the caller's buffer, as MPI_Allreduce writes.
-    const rune::Loaded<Tensor(Tensor)> loaded(psum.program(x));
-    std::vector<double> into(static_cast<std::size_t>(n));
-    const Tensor result = nx::borrow(nx::float64, {n}, static_cast<void*>(into.data()));
-    const bench::Stats l = bench::measure(
         [&] {
           for (int i = 0; i < calls; ++i) loaded.into(result, x);
           bench::keep(into);
         },
-        reps, 1);
-    report("rune Loaded::into psum (" + mode + "), " + size_text(bytes), l, calls, notes + "; caller's buffer");
-    if (fast) continue;  // (MPI_Allreduce alone is measured once, in the fixed-order run)
-    std::vector<double> in(static_cast<std::size_t>(n), double(rank() + 1));
-    std::vector<double> out(static_cast<std::size_t>(n));
-    const bench::Stats m = bench::measure(
         [&] {
           for (int i = 0; i < calls; ++i) {
             MPI_Allreduce(in.data(), out.data(), int(n), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
             bench::keep(out);
           }
         },
-        reps, 1);
-    report("MPI_Allreduce float64 sum (reference), " + size_text(bytes), m, calls, notes + "; caller's buffers");
+        [&] {  // (as `y = psum(x)` does: the last result lives while the next is written)
+          for (int i = 0; i < calls; ++i) {
+            MPI_Allreduce(in.data(), (i % 2 ? other : out).data(), int(n), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            bench::keep(out);
+          }
+        });
+    report("rune jit psum (" + mode + "), " + size_text(bytes), s[0], calls, notes + "; new result per call");
+    report("rune Loaded::into psum (" + mode + "), " + size_text(bytes), s[1], calls, notes + "; caller's buffer");
+    if (fast) continue;  // (MPI_Allreduce is reported once, from the fixed-order run)
+    report("MPI_Allreduce float64 sum (reference), " + size_text(bytes), s[2], calls, notes + "; caller's buffers");
+    report("MPI_Allreduce float64 sum into two buffers in turn (reference), " + size_text(bytes), s[3], calls,
+           notes + "; caller's buffers, the result written to each in turn");
   }
   return 0;
 }
@@ -147,30 +169,34 @@ int train_mode() {
 
   const std::string notes = std::to_string(size()) + " ranks, batch 128 per rank, float32; " + std::to_string(STEPS) +
                             " steps per sample";
-  auto steps_of = [&](const auto& step) {
-    MLP q = p0;
-    return bench::measure(
-        [&] {
-          for (int i = 0; i < STEPS; ++i) q = step(q);
-          bench::keep(q);
-        },
-        7, 1);
-  };
-  report("rune data-parallel MLP step (pmean of the gradient)", steps_of(parallel), STEPS, notes, 1e3, "ms");
-  report("rune MLP step alone (no exchange; every rank at once)", steps_of(alone), STEPS, notes, 1e3, "ms");
   const int n = int(mlp::D * mlp::H + mlp::H + mlp::H * mlp::O + mlp::O);
-  std::vector<float> in(static_cast<std::size_t>(n), 1.f), out(static_cast<std::size_t>(n));
-  const int calls = 20;
-  const bench::Stats m = bench::measure(
+  Buffer<float> in(static_cast<std::size_t>(n), 1.f), out(static_cast<std::size_t>(n));
+  auto allreduce = [&] {
+    MPI_Allreduce(in.data(), out.data(), n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    bench::keep(out);
+  };
+  auto steps_of = [&](const auto& step) {
+    return [&, q = p0]() mutable {
+      for (int i = 0; i < STEPS; ++i) q = step(q);
+      bench::keep(q);
+    };
+  };
+  // In rounds, the four alternating, so a drift of the machine falls on each alike.
+  const std::vector<bench::Stats> s = bench::measure_rounds(
+      3, 3, 1, steps_of(parallel), steps_of(alone),
       [&] {
-        for (int i = 0; i < calls; ++i) {
-          MPI_Allreduce(in.data(), out.data(), n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-          bench::keep(out);
-        }
+        for (int i = 0; i < STEPS; ++i) allreduce();
       },
-      7, 1);
-  report("MPI_Allreduce of the gradient (reference)", m, calls,
+      steps_of([&](const MLP& q) {
+        allreduce();
+        return alone(q);
+      }));
+  report("rune data-parallel MLP step (pmean of the gradient)", s[0], STEPS, notes, 1e3, "ms");
+  report("rune MLP step alone (no exchange; every rank at once)", s[1], STEPS, notes, 1e3, "ms");
+  report("MPI_Allreduce of the gradient (reference)", s[2], STEPS,
          std::to_string(size()) + " ranks; " + std::to_string(n) + " float32 (the MLP's parameters)", 1e3, "ms");
+  report("rune MLP step alone, then MPI_Allreduce of as many floats (reference: an exchange written by hand)", s[3],
+         STEPS, notes + "; the ranks wait for each other every step", 1e3, "ms");
   return 0;
 }
 
