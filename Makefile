@@ -5,6 +5,7 @@
 #   make sanitize  the test suite built with AddressSanitizer and UBSan
 #   make fuzz    the libFuzzer targets, a minute each (docs/reliability.md)
 #   make tsan    the concurrency test built with ThreadSanitizer
+#   make test-arm64  the test suite cross-built for 64-bit ARM, run under qemu (docs/platforms.md)
 
 # clang 14 (Debian 12's own) builds the library and the fuzz targets, and the
 # test clang_headers compiles the public headers, the examples and the docs'
@@ -18,12 +19,16 @@ PACKAGES = meson ninja-build pkg-config cmake g++ libboost-dev libtbb-dev catch2
            libopenmpi-dev openmpi-bin
 BENCH_PACKAGES = python3-torch libtorch-dev python3-numpy python3-numba python3-numexpr
 FUZZ_PACKAGES = clang-$(CLANG) libclang-rt-$(CLANG)-dev
+# 64-bit ARM from x86-64: Debian's cross compiler, the arm64 libraries and
+# qemu's user-mode emulation (dpkg --add-architecture arm64 first).
+ARM64_PACKAGES = g++-aarch64-linux-gnu qemu-user-static libboost-dev:arm64 libtbb-dev:arm64 \
+                 libxsimd-dev:arm64 libasmjit-dev:arm64 libopenblas-dev:arm64 libreadline-dev:arm64
 FUZZ_SECONDS ?= 60
 BUILD ?= build
 SHELL := /bin/bash
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps bench-deps fuzz-deps build test demo bench sanitize fuzz tsan clean
+.PHONY: deps bench-deps fuzz-deps arm64-deps build test demo bench sanitize fuzz tsan test-arm64 clean
 
 # Installs only the packages of the list $(1) that dpkg reports missing.
 install_missing = missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -40,6 +45,15 @@ bench-deps: deps
 
 fuzz-deps: deps
 	@$(call install_missing,$(FUZZ_PACKAGES))
+
+# The arm64 packages, and the kernel told to run arm64 programs with qemu
+# (binfmt_misc: the tests compile programs and run them directly).
+arm64-deps: deps
+	@dpkg --print-foreign-architectures | grep -qx arm64 || $(SUDO) dpkg --add-architecture arm64
+	@$(call install_missing,$(ARM64_PACKAGES))
+	@[ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ] || { \
+	  [ -e /proc/sys/fs/binfmt_misc/register ] || $(SUDO) mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc; \
+	  $(SUDO) sh -c 'cat /usr/lib/binfmt.d/qemu-aarch64.conf > /proc/sys/fs/binfmt_misc/register'; }
 
 $(BUILD)/build.ninja:
 	meson setup $(BUILD) --buildtype=release
@@ -74,6 +88,15 @@ fuzz: fuzz-deps
 	  -Dfuzz=true -Dtests=false -Dbench=false
 	ninja -C build-fuzz fuzz/fuzz_program fuzz/fuzz_repl
 	bash fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
+
+# Emulation runs the suite some ten times slower: timeouts ten times longer.
+# MPI is left out (the ranks suite would need Open MPI's arm64 libraries and
+# its launcher running arm64 programs).
+test-arm64: arm64-deps
+	[ -f build-arm64/build.ninja ] || meson setup build-arm64 --cross-file cross/aarch64-linux-gnu.ini \
+	  --buildtype=release -Dmpi=disabled -Dbench=false
+	ninja -C build-arm64
+	meson test -C build-arm64 --print-errorlogs --timeout-multiplier 10
 
 tsan: deps
 	[ -f build-tsan/build.ninja ] || meson setup build-tsan --buildtype=debugoptimized -Dsanitize_threads=true -Dbench=false

@@ -158,7 +158,10 @@ Tensor segment_sum(Operand data, const Tensor& segment_ids, std::int64_t num_seg
   const ops::EntryPoint entry("nx::segment_sum");
   ops::Params p;
   p.mode = ops::IndexMode::drop;
-  const Tensor segments = zeros(data.dtype(), segments_shape(data, segment_ids, num_segments));
+  // (the shape first, in its own statement: it checks the operands, and the
+  // order in which a call's arguments are evaluated differs by platform)
+  const Shape shape = segments_shape(data, segment_ids, num_segments);
+  const Tensor segments = zeros(data.dtype(), shape);
   return ops::bind(Prim::scatter_add, {segments, segment_ids, data}, p);
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks a documentation page: every ```cpp block is a complete program that
 is compiled against the library and run, and so is every ```c block
-(compiled as C99 by `cc`, linked by the C++ compiler); when an ```output
+(compiled as C99 by $RUNE_CC, the build's C compiler, or `cc`; linked by
+the C++ compiler); when an ```output
 block follows one, the program's standard output must equal that block
 exactly. The programs run in the page's order. Each program's lines are
 the page's (a #line directive), so the places that errors name
@@ -52,7 +53,7 @@ def main():
         source = [stem + ".cpp"]
         if lang == "c":
             source = [stem + ".o"]
-            build = subprocess.run(["cc", "-std=c99", "-Wall", "-Wextra", "-I" + include, "-c", stem + ".c", "-o", stem + ".o"],
+            build = subprocess.run(os.environ.get("RUNE_CC", "cc").split() + ["-std=c99", "-Wall", "-Wextra", "-I" + include, "-c", stem + ".c", "-o", stem + ".o"],
                                    capture_output=True, text=True)
             if build.returncode != 0:
                 print("%s:%d: the C program does not compile:\n%s" % (page, line, build.stderr))

@@ -41,8 +41,10 @@ auto rows_of_kernels = rune::jit([](const Tensor& x, const Tensor& k) {
 // `tag`; gives its exit status and what it wrote (stdout and stderr).
 std::pair<int, std::string> run_this_test(const std::string& environment, const std::string& tag) {
   const std::string log = std::filesystem::temp_directory_path() / ("rune_debugging_" + std::to_string(::getpid()));
-  const std::string command =
-      environment + " /proc/" + std::to_string(::getpid()) + "/exe '" + tag + "' > " + log + " 2>&1";
+  // (the program's path read in the process: under an emulator, the shell
+  // would find the emulator at /proc/PID/exe)
+  const std::string command = environment + " '" + std::filesystem::read_symlink("/proc/self/exe").string() + "' '" +
+                              tag + "' > " + log + " 2>&1";
   const int status = std::system(command.c_str());
   std::ifstream in(log);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -144,11 +146,11 @@ TEST_CASE("debug_nans: an eager primitive making a NaN or an infinity from finit
   CHECK(rune::debugging_nans());
   CHECK_THROWS_AS(nx::log(test::f64({3}, {1, 0, 2})), std::runtime_error);
   CHECK_THROWS_WITH(nx::log(test::f64({3}, {1, 0, 2})),
-                    "rune::debug_nans: nx::log at test_debugging.cpp:146 made -inf from finite operands (element 1 of its float64 [3] result)");
+                    "rune::debug_nans: nx::log at test_debugging.cpp:148 made -inf from finite operands (element 1 of its float64 [3] result)");
   CHECK_THROWS_WITH(nx::sqrt(test::f64({2}, {4, -1})),
-                    "rune::debug_nans: nx::sqrt at test_debugging.cpp:148 made nan from finite operands (element 1 of its float64 [2] result)");
+                    "rune::debug_nans: nx::sqrt at test_debugging.cpp:150 made nan from finite operands (element 1 of its float64 [2] result)");
   CHECK_THROWS_WITH(test::f64({2}, {1e308, 1}) * 10.,
-                    Catch::StartsWith("rune::debug_nans: nx::mul at test_debugging.cpp:150 made inf from finite operands (element 0"));
+                    Catch::StartsWith("rune::debug_nans: nx::mul at test_debugging.cpp:152 made inf from finite operands (element 0"));
   // A NaN carried in is not made here; integers are always finite.
   CHECK(test::text(nx::exp(test::f64({2}, {NAN, 0}))) == "float64 [2] [nan, 1]");
   CHECK_NOTHROW(nx::create(nx::int32, {2}, {1, 2}) * 3.);
@@ -164,7 +166,7 @@ TEST_CASE("debug_nans: compiled code names the primitive, its element and the sc
     return rune::scan(step, x, nx::linspace(nx::float64, 0., 5., 10)).second;
   });
   CHECK_THROWS_WITH(flight(test::f64({2}, {5, 100})),
-                    "rune::debug_nans: nx::sqrt (bytecode: call t2 = sqrt t1) at test_debugging.cpp:161 made nan from "
+                    "rune::debug_nans: nx::sqrt (bytecode: call t2 = sqrt t1) at test_debugging.cpp:163 made nan from "
                     "finite operands (element 0 of its float64 [2] result), in row 4 of a scan");
   // The function stays usable: a flight that makes none runs.
   CHECK(flight(test::f64({2}, {100, 100})).shape() == nx::Shape{10, 2});
@@ -184,7 +186,7 @@ TEST_CASE("debug_nans: a function compiled before the hunt names its fused kerne
   Hunting hunting;
   CHECK_THROWS_WITH(fused(x), Catch::StartsWith("rune::debug_nans: a fused kernel of nx::mul, nx::sub, nx::sqrt "
                                                 "(bytecode: fused t") &&
-                                  Catch::EndsWith(" = fused 0) at test_debugging.cpp:181 made nan from finite operands "
+                                  Catch::EndsWith(" = fused 0) at test_debugging.cpp:183 made nan from finite operands "
                                                   "(element 3 of its float64 [4] result)"));
 }
 
@@ -195,7 +197,7 @@ TEST_CASE("a compiled call for the hunt from the start", "[.hunt_from_start]") {
 TEST_CASE("RUNE_DEBUG_NANS=1 hunts from the start") {
   const auto [status, text] = run_this_test("RUNE_DEBUG_NANS=1", "[.hunt_from_start]");
   CHECK(status != 0);
-  CHECK(text.find("rune::debug_nans: nx::log at test_debugging.cpp:192 made -inf") != std::string::npos);
+  CHECK(text.find("rune::debug_nans: nx::log at test_debugging.cpp:194 made -inf") != std::string::npos);
 }
 
 TEST_CASE("the profiler and the NaN hunt together: the hunt's error leaves the profile sound") {

@@ -49,6 +49,12 @@ struct Example {
 
 Tensor v4() { return nx::create(nx::float64, {4}, {1., 2., 3., 4.}); }
 
+// A program lists its operations in the order they ran, and the order in
+// which a call's arguments run is the platform's (GCC computes them right
+// to left on x86-64, left to right on 64-bit ARM): where two arguments of
+// one call both trace operations, the examples compute one of them in a
+// statement before, in the order the golden texts record.
+
 std::vector<Example> examples() {
   return {
       {"cumulative_squares",
@@ -65,14 +71,23 @@ std::vector<Example> examples() {
              v4());
        }},
       {"elementwise_chain",
-       [] { return rune::program([](const Tensor& x) { return nx::tanh(x * 2. + 1.) * x - nx::exp(-x * x); }, v4()); }},
+       [] {
+         return rune::program(
+             [](const Tensor& x) {
+               const Tensor decay = nx::exp(-x * x);
+               return nx::tanh(x * 2. + 1.) * x - decay;
+             },
+             v4());
+       }},
       {"common_and_dead",
        [] {
          return rune::program(
              [](const Tensor& x) {
                Tensor unused = nx::sin(x);
                (void)unused;
-               return nx::exp(x) + nx::exp(x) + nx::sum(x * 2.) + nx::sum(x * 2.);
+               const Tensor fourth = nx::sum(x * 2.), third = nx::sum(x * 2.);
+               const Tensor second = nx::exp(x), first = nx::exp(x);
+               return first + second + third + fourth;
              },
              v4());
        }},
@@ -104,9 +119,11 @@ std::vector<Example> examples() {
          return rune::program(
              [](const Tensor& p) {
                const Tensor a = nx::create(nx::int32, {4}, {0, 1, 2, 0}), b = nx::create(nx::int32, {4}, {1, 2, 0, 2});
-               const Tensor d = nx::take(p, b, 0) - nx::take(p, a, 0);
+               const Tensor from = nx::take(p, a, 0);
+               const Tensor d = nx::take(p, b, 0) - from;
                const Tensor len = nx::sqrt(nx::sum(d * d, {1}, true));
-               return nx::segment_sum((len - 1.) * (d / len), a, 3);
+               const Tensor direction = d / len;
+               return nx::segment_sum((len - 1.) * direction, a, 3);
              },
              nx::reshape(nx::linspace(nx::float64, -1., 1., 6), {3, 2}));
        }},
@@ -115,7 +132,10 @@ std::vector<Example> examples() {
          return rune::program(
              [](const Tensor& a) {
                auto until = [a](const Tensor& x) { return nx::less(nx::abs(x * x - a), 1e-12); };
-               auto step = [a](const Tensor& x) { return x - (x * x - a) / (2. * x); };
+               auto step = [a](const Tensor& x) {
+                 const Tensor slope = 2. * x;
+                 return x - (x * x - a) / slope;
+               };
                return rune::iterate(50, until, step, a);
              },
              nx::scalar(nx::float64, 2.));

@@ -20,7 +20,7 @@
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
-#include <xsimd/xsimd.hpp>
+#include "ops/kernels/xsimd.hpp"
 
 #include "ops/kernels/f64_math.hpp"
 

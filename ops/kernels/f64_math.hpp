@@ -23,7 +23,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include <xsimd/xsimd.hpp>
+#include "ops/kernels/xsimd.hpp"
 
 #include "ops/kernels/f64_tables.hpp"
 

@@ -12,7 +12,7 @@
 #include <limits>
 #include <type_traits>
 
-#include <xsimd/xsimd.hpp>
+#include "ops/kernels/xsimd.hpp"
 
 #include "ops/kernels/f32_math.hpp"
 #include "ops/kernels/f64_math.hpp"
