@@ -2,9 +2,10 @@
 // with the program (so it counts once per execution: when a compiled
 // function runs, once per trip of a loop), which adds into the innermost
 // collect of that total open on this thread. A collect runs its body with
-// its total open. Under a map, an add to a total collected outside the map
-// adds the sum over the lanes; a total collected inside it has one value per
-// lane. Derivatives: the body's linearization, with the total carried by
+// its total open. Under a map, the lanes' adds to a total collected outside
+// the map are one total_add_lanes, which adds the lanes in turn (the bits of
+// the lanes run one at a time); a total collected inside it has one value
+// per lane. Derivatives: the body's linearization, with the total carried by
 // the primal collect (adds have no derivative); a replay (remat's backward
 // pass) leaves adds out.
 #include <atomic>
@@ -18,6 +19,7 @@
 #include "ir/trace.hpp"
 #include "ops/concrete.hpp"
 #include "ops/errors.hpp"
+#include "ops/sum_rows.hpp"
 #include "ops/type_checks.hpp"
 #include "rune/nx.hpp"
 #include "rune/total.hpp"
@@ -59,15 +61,40 @@ bool adds_into(const Tensor& value, const Tensor& sum) {
   return true;
 }
 
+// The sum of the innermost collect of `total` open, or null: none is.
+Tensor* open_sum(std::uint64_t total) {
+  for (auto open = open_totals.rbegin(); open != open_totals.rend(); ++open)
+    if ((*open)->total == total) return &(*open)->sum;
+  return nullptr;
+}
+
+void refuse(const Tensor& value, const Tensor& sum) {
+  if (!adds_into(value, sum))
+    nx::ops::fail("rune::Total::add", nx::ops::describe(value) + " added to a total of " + nx::ops::describe(sum));
+}
+
 void add_eagerly(std::uint64_t total, const Tensor& value) {
-  for (auto open = open_totals.rbegin(); open != open_totals.rend(); ++open) {
-    if ((*open)->total != total) continue;
-    Tensor& sum = (*open)->sum;
-    if (!adds_into(value, sum))
-      nx::ops::fail("rune::Total::add", nx::ops::describe(value) + " added to a total of " + nx::ops::describe(sum));
-    sum = sum + value;
-    return;
+  if (Tensor* sum = open_sum(total)) {
+    refuse(value, *sum);
+    *sum = *sum + value;
   }
+}
+
+// Each lane (a row of `lanes`) added in turn, as a loop over the lanes adds.
+void add_lanes_eagerly(std::uint64_t total, const Tensor& lanes) {
+  Tensor* sum = open_sum(total);
+  if (!sum) return;
+  const std::int64_t count = lanes.shape()[0];
+  nx::Shape lane(lanes.shape().begin() + 1, lanes.shape().end());
+  refuse(nx::zeros(lanes.dtype(), lane), *sum);
+  // (each lane broadcast into the total's shape: its leading axes of 1 first)
+  lane.insert(lane.begin(), std::size_t(sum->ndim()) - lane.size(), 1);
+  lane.insert(lane.begin(), count);
+  nx::Shape rows = sum->shape();
+  rows.insert(rows.begin(), count);
+  const Tensor out = nx::ops::copy(*sum);
+  nx::ops::fold_rows_into(nx::ops::contiguous(nx::broadcast_to(nx::reshape(lanes, lane), rows)), out);
+  *sum = out;
 }
 
 // ---- total_add
@@ -77,16 +104,36 @@ std::vector<Tensor> add_jvp(ad::JvpTrace& trace, const ir::Equation& eq, std::sp
 }
 
 // Every lane adds its value (a value the same in every lane too), but a lane
-// that computes what it does not run (BatchTrace::running) adds nothing.
+// that computes what it does not run (BatchTrace::running) adds nothing: -0,
+// which leaves every sum as it is.
+Tensor running_lanes(batch::BatchTrace& trace, Tensor lanes) {
+  const Tensor& running = trace.running();
+  if (!running.defined()) return lanes;
+  nx::Shape along_lanes(std::size_t(lanes.ndim()), 1);
+  along_lanes[0] = trace.lanes();
+  return nx::where(nx::reshape(running, along_lanes), lanes, nx::full(lanes.dtype(), lanes.shape(), -0.));
+}
+
+// Into a total collected inside the map, each lane into its own; into one
+// collected outside it, the lanes in turn (total_add_lanes).
 std::vector<Tensor> add_batched(batch::BatchTrace& trace, const ir::Equation& eq, std::span<const Tensor> inputs) {
-  Tensor lanes = trace.stacked(inputs[0]);
-  if (const Tensor& running = trace.running(); running.defined()) {
-    nx::Shape along_lanes(std::size_t(lanes.ndim()), 1);
-    along_lanes[0] = trace.lanes();
-    lanes = nx::where(nx::reshape(running, along_lanes), lanes, nx::zeros_like(lanes));
-  }
-  if (!trace.collects_per_lane(total_of(eq))) lanes = nx::sum(lanes, {0}, false, lanes.dtype());
-  return ir::bind_construct(eq, std::vector<Tensor>{lanes}, "rune::Total::add");
+  const Tensor lanes = running_lanes(trace, trace.stacked(inputs[0]));
+  if (trace.collects_per_lane(total_of(eq))) return ir::bind_construct(eq, std::vector<Tensor>{lanes}, "rune::Total::add");
+  ir::Equation in_turn = eq;
+  in_turn.kind = ir::OpKind::total_add_lanes;
+  return ir::bind_construct(in_turn, std::vector<Tensor>{lanes}, "rune::Total::add");
+}
+
+// A map of lanes' adds: this map's lanes lead, each holding the inner lanes.
+// Into a total collected inside this map, each of its lanes folds its inner
+// lanes into its own total (the inner lanes moved first); into one
+// collected outside, all of them in turn, this map's lane by lane (C order).
+std::vector<Tensor> lanes_batched(batch::BatchTrace& trace, const ir::Equation& eq, std::span<const Tensor> inputs) {
+  const Tensor lanes = running_lanes(trace, trace.stacked(inputs[0]));
+  nx::Shape flat(lanes.shape().begin() + 1, lanes.shape().end());
+  flat[0] *= lanes.shape()[0];
+  const Tensor in_turn = trace.collects_per_lane(total_of(eq)) ? nx::moveaxis(lanes, 1, 0) : nx::reshape(lanes, flat);
+  return ir::bind_construct(eq, std::vector<Tensor>{in_turn}, "rune::Total::add");
 }
 
 // ---- collect
@@ -211,6 +258,22 @@ const ir::ConstructRules total_add_rules = [] {
   r.count = [](const ir::Equation& eq) { return std::int64_t(total_of(eq)); };
   r.group_sizes = [](const ir::Equation&, std::size_t inputs) { return std::vector<int>{int(inputs)}; };
   r.from_text = set_total;
+  return r;
+}();
+
+const ir::ConstructRules total_add_lanes_rules = [] {
+  ir::ConstructRules r = total_add_rules;
+  r.text = ir::TextForm{"total_add_lanes", "total", {"lanes"}, {}};
+  r.output_types = [](const ir::Equation&, std::span<const ir::TensorType> in) {
+    if (in.size() != 1 || in[0].shape.empty())
+      nx::ops::fail("rune::Total::add", "an add of lanes takes one value with the lanes along its first axis");
+    return std::vector<ir::TensorType>{};
+  };
+  r.eager = [](const ir::Equation& eq, std::span<const Tensor> inputs) {
+    add_lanes_eagerly(total_of(eq), inputs[0]);
+    return std::vector<Tensor>{};
+  };
+  r.batch = lanes_batched;
   return r;
 }();
 

@@ -147,10 +147,10 @@ std::optional<std::string> process_object(const ir::Program& p, std::vector<std:
       return "the program gathers over the lanes of a named map (rune::lanes), an object of this process; save "
              "the function that calls rune::vmap";
     if (!ir::is_construct(eq.kind)) continue;
-    const std::uint64_t total = eq.kind == ir::OpKind::total_add || eq.kind == ir::OpKind::collect
+    const std::uint64_t total = ir::adds_to_total(eq.kind) || eq.kind == ir::OpKind::collect
                                     ? std::get<ir::TotalInfo>(eq.info).total
                                     : 0;
-    if (eq.kind == ir::OpKind::total_add && std::find(collected.begin(), collected.end(), total) == collected.end())
+    if (ir::adds_to_total(eq.kind) && std::find(collected.begin(), collected.end(), total) == collected.end())
       return "the program adds to a rune::Total that it does not collect, an object of this process; collect the "
              "total inside the saved function";
     if (eq.kind == ir::OpKind::collect) collected.push_back(total);

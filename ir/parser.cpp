@@ -683,8 +683,8 @@ class Parser {
     for (std::size_t g = 0; g < form.groups.size(); ++g)
       sizes.push_back(group(s, form.groups[g], site.operands, g > 0 || !form.unit.empty()));
     rules.from_text(eq, count, sizes);
-    if (kind == OpKind::total_add && std::find(collected_.begin(), collected_.end(), count) == collected_.end())
-      fail_at(site.op, "total_add adds to total " + std::to_string(count) + ", which no collect around it opens: total " +
+    if (adds_to_total(kind) && std::find(collected_.begin(), collected_.end(), count) == collected_.end())
+      fail_at(site.op, std::string(form.word) + " adds to total " + std::to_string(count) + ", which no collect around it opens: total " +
                            std::to_string(count) + " is a rune::Total" + process_local);
     in_.end_line();
     if (depth_ == rune::max_nesting)

@@ -152,10 +152,14 @@ struct RootInfo {
 
 // total_add (rune::Total::add): one input, added to the total `total` of
 // the innermost collect of it open when it executes (none: nothing); an
-// effect, left out of replays. collect: inputs are the zero then the
+// effect, left out of replays. total_add_lanes: the same for a map's lanes
+// (the input's first axis), added one after another, as a loop over the
+// lanes adds them. collect: inputs are the zero then the
 // captures; programs[0] (the body) takes the captures; its outputs are the
 // body's results, then the total: the zero plus what was added to it while
 // the body ran.
+inline bool adds_to_total(OpKind kind) { return kind == OpKind::total_add || kind == OpKind::total_add_lanes; }
+
 struct TotalInfo {
   std::uint64_t total = 0;
   bool operator==(const TotalInfo&) const = default;

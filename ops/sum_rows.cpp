@@ -23,6 +23,12 @@ void add_into(const Tensor& a, const Tensor& b, const Tensor& out) {
   rules(Prim::add).into(Prim::add, std::span<const Tensor>(operands), Params{}, out);
 }
 
+// Row k of `rows` (C order), a view.
+Tensor row_of(const Tensor& rows, std::int64_t k) {
+  const Shape shape(rows.shape().begin() + 1, rows.shape().end());
+  return make_view(rows, shape, contiguous_strides(shape), k * numel(shape));
+}
+
 }  // namespace
 
 void sum_rows_into(const Tensor& rows, const Tensor& out) {
@@ -33,10 +39,7 @@ void sum_rows_into(const Tensor& rows, const Tensor& out) {
     params.axes = {0};
     return rules(Prim::reduce_sum).into(Prim::reduce_sum, std::span<const Tensor>(&rows, 1), params, out);
   }
-  const Shape shape(rows.shape().begin() + 1, rows.shape().end());
-  const Strides strides = contiguous_strides(shape);
-  const std::int64_t m = numel(shape);
-  auto row = [&](std::int64_t k) { return make_view(rows, shape, strides, k * m); };
+  auto row = [&](std::int64_t k) { return row_of(rows, k); };
   const std::int64_t lanes = accumulators(dt);
   // Accumulator k folds rows k, k + L, k + 2L, ... in order (in row k).
   for (std::int64_t i = lanes; i < count; ++i) add_into(row(i % lanes), row(i), row(i % lanes));
@@ -46,6 +49,10 @@ void sum_rows_into(const Tensor& rows, const Tensor& out) {
   // The accumulators start at +0, and 0 + x differs from x only for x = -0;
   // a sum is -0 only where every term is, which one add of +0 makes +0.
   add_into(row(0), filled(dt, {}, 0.), out);
+}
+
+void fold_rows_into(const Tensor& rows, const Tensor& acc) {
+  for (std::int64_t k = 0; k < rows.shape()[0]; ++k) add_into(acc, row_of(rows, k), acc);
 }
 
 }  // namespace nx::ops

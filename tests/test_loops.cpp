@@ -528,6 +528,56 @@ TEST_CASE("Total: derivatives add nothing, so under grad and jvp each add counts
   CHECK(added(count, [&] { return rune::jit(rune::grad(rune::remat(summed_rows)))(rows); }) == 3.);
 }
 
+TEST_CASE("Total: a map's lanes add in turn, with the bits of the lanes run one at a time") {
+  // A total whose low bits the adds round away as it grows: the sum of the
+  // lanes first, then one add, would round once; the lanes in turn round at
+  // every add, as a loop over them does.
+  rune::Total t;
+  const Tensor start = nx::scalar(nx::float64, -2.206715422312056);
+  auto six = [&](const Tensor& v) {
+    t.add(v);
+    return v;
+  };
+  const Tensor lanes = nx::full(nx::float64, {23}, 6.);
+  auto loop_of = [&](std::int64_t count) {
+    return rune::collect(t, start, [&] {
+      for (std::int64_t i = 0; i < count; ++i) six(nx::scalar(nx::float64, 6.));
+      return lanes;
+    }).second;
+  };
+  auto mapped = [&](const Tensor& v) { return rune::collect(t, start, [&] { return rune::vmap(six)(v); }).second; };
+  CHECK(nx::item(loop_of(23)) != nx::item(start) + 23. * 6.);  // (the case rounds differently summed first)
+  CHECK(same_bits(mapped(lanes), loop_of(23)));
+  CHECK(same_bits(rune::jit(mapped)(lanes), loop_of(23)));
+  // Nested maps, collected outside both: every inner lane of the first outer
+  // lane, then the second's, ...
+  const Tensor grid = nx::full(nx::float64, {4, 23}, 6.);
+  auto nested = [&](const Tensor& g) {
+    return rune::collect(t, start, [&] { return rune::vmap(rune::vmap(six))(g); }).second;
+  };
+  CHECK(same_bits(nested(grid), loop_of(92)));
+  CHECK(same_bits(rune::jit(nested)(grid), loop_of(92)));
+  // Collected inside the outer map: each outer lane folds its inner lanes.
+  auto per_outer = rune::vmap([&](const Tensor& row) {
+    return rune::collect(t, start, [&] { return rune::vmap(six)(row); }).second;
+  });
+  CHECK(same_bits(per_outer(grid), nx::broadcast_to(loop_of(23), {4})));
+  // A lane that does not run (a cond's other branch) adds nothing: a total
+  // of -0 stays -0.
+  auto maybe = [&](const Tensor& v) {
+    return rune::cond(nx::greater(v, 0.), [&] { return six(v); }, [&] { return v; });
+  };
+  const Tensor none = rune::collect(t, nx::scalar(nx::float64, -0.), [&] {
+    return rune::vmap(maybe)(vec({-1., -2.}));
+  }).second;
+  CHECK(std::signbit(nx::item(none)));
+  // The program text names the construct and reads back.
+  const rune::Program p = rune::program(mapped, lanes);
+  CHECK(rune::to_string(p).find(" = total_add_lanes ") != std::string::npos);
+  CHECK(rune::parse_program(rune::to_string(p)) == p);
+  CHECK(same_bits(rune::run(p, {lanes})[0], loop_of(23)));
+}
+
 TEST_CASE("Total: programs with adds and collects print and parse back") {
   rune::Total t;
   const Tensor x = vec({1., 2.});
