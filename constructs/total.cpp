@@ -51,13 +51,13 @@ class Opened {
   Open open_;
 };
 
-// Whether value adds into sum keeping sum's dtype and shape: the same dtype
-// (a number type), and a shape that broadcasts to sum's.
-bool adds_into(const Tensor& value, const Tensor& sum) {
-  if (value.dtype() != sum.dtype() || value.dtype() == nx::bool_ || value.ndim() > sum.ndim()) return false;
-  const std::size_t skip = std::size_t(sum.ndim() - value.ndim());
-  for (std::size_t d = 0; d < value.shape().size(); ++d)
-    if (value.shape()[d] != 1 && value.shape()[d] != sum.shape()[skip + d]) return false;
+// Whether a value of this type adds into sum keeping sum's dtype and shape:
+// the same dtype (a number type), and a shape that broadcasts to sum's.
+bool adds_into(const ir::TensorType& value, const Tensor& sum) {
+  if (value.dtype != sum.dtype() || value.dtype == nx::bool_ || value.shape.size() > sum.shape().size()) return false;
+  const std::size_t skip = sum.shape().size() - value.shape.size();
+  for (std::size_t d = 0; d < value.shape.size(); ++d)
+    if (value.shape[d] != 1 && value.shape[d] != sum.shape()[skip + d]) return false;
   return true;
 }
 
@@ -68,14 +68,14 @@ Tensor* open_sum(std::uint64_t total) {
   return nullptr;
 }
 
-void refuse(const Tensor& value, const Tensor& sum) {
+void refuse(const ir::TensorType& value, const Tensor& sum) {
   if (!adds_into(value, sum))
-    nx::ops::fail("rune::Total::add", nx::ops::describe(value) + " added to a total of " + nx::ops::describe(sum));
+    nx::ops::fail("rune::Total::add", nx::ops::to_string(value) + " added to a total of " + nx::ops::describe(sum));
 }
 
 void add_eagerly(std::uint64_t total, const Tensor& value) {
   if (Tensor* sum = open_sum(total)) {
-    refuse(value, *sum);
+    refuse(nx::ops::type_of(value), *sum);
     *sum = *sum + value;
   }
 }
@@ -86,7 +86,7 @@ void add_lanes_eagerly(std::uint64_t total, const Tensor& lanes) {
   if (!sum) return;
   const std::int64_t count = lanes.shape()[0];
   nx::Shape lane(lanes.shape().begin() + 1, lanes.shape().end());
-  refuse(nx::zeros(lanes.dtype(), lane), *sum);
+  refuse({lanes.dtype(), lane}, *sum);
   // (each lane broadcast into the total's shape: its leading axes of 1 first)
   lane.insert(lane.begin(), std::size_t(sum->ndim()) - lane.size(), 1);
   lane.insert(lane.begin(), count);
