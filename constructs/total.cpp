@@ -111,7 +111,7 @@ Tensor running_lanes(batch::BatchTrace& trace, Tensor lanes) {
   if (!running.defined()) return lanes;
   nx::Shape along_lanes(std::size_t(lanes.ndim()), 1);
   along_lanes[0] = trace.lanes();
-  return nx::where(nx::reshape(running, along_lanes), lanes, nx::full(lanes.dtype(), lanes.shape(), -0.));
+  return nx::where(nx::reshape(running, along_lanes), lanes, -0.);
 }
 
 // Into a total collected inside the map, each lane into its own; into one
