@@ -22,13 +22,13 @@
 //             scan, one statistic (the mean final x) reduced over the ranks:
 //             run on 1 and on 2 ranks for the scaling.
 // Each timed sample makes several calls; a row gives the median per call.
+#include <boost/align/aligned_allocator.hpp>
 #include <mpi.h>
 #include <rune/rune.hpp>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <new>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -48,15 +48,7 @@ std::int64_t size() { return rune::lane_count(ranks); }
 
 // The caller's buffers, 64-byte aligned as rune's own are: MPI's copies of a
 // buffer run at different speeds by its alignment (20% at 512 KiB here).
-template <class T> struct Aligned64 {
-  using value_type = T;
-  Aligned64() = default;
-  template <class U> Aligned64(const Aligned64<U>&) {}
-  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64})); }
-  void deallocate(T* p, std::size_t) { ::operator delete(p, std::align_val_t{64}); }
-  bool operator==(const Aligned64&) const = default;
-};
-template <class T> using Buffer = std::vector<T, Aligned64<T>>;
+template <class T> using Buffer = std::vector<T, boost::alignment::aligned_allocator<T, 64>>;
 
 std::string size_text(std::size_t bytes) {
   if (bytes >= (1u << 20)) return std::to_string(bytes >> 20) + " MiB";

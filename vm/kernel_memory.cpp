@@ -168,8 +168,9 @@ std::size_t fetch_weight(const FusedKernel::Step& s) {
 
 // Which operands a kernel asks the caches for a block ahead (those in
 // memory, in order: vm/fused_kernel.cpp; not the results it streams past
-// the caches, whose lines would be read from memory only to be evicted), and the lines of a whole block of
-// the widest of them shared out over the steps by their weights. None when
+// the caches, whose lines would be read from memory only to be evicted),
+// and the lines of a whole block of the widest of them shared out over the
+// steps by their weights. None when
 // they come to at most fetched_bytes in all: a kernel over so little stays
 // in the caches from one call (or a loop's trip) to the next, and asking
 // for its lines again costs more than it brings (a cloth's step).
