@@ -4,7 +4,13 @@
 
 #include <mutex>
 
+#if defined(__aarch64__)
+#include <asmjit/arm.h>
+#else
 #include <asmjit/x86.h>
+#endif
+
+#include "vm/native/native.hpp"
 
 namespace rune::vm::native {
 
@@ -14,8 +20,13 @@ struct Runtime {
   Runtime() : jit(&params()) {
     asmjit::CodeHolder code;
     code.init(jit.environment());
+#if defined(__aarch64__)
+    asmjit::a64::Assembler as(&code);
+    as.ret(asmjit::a64::x30);
+#else
     asmjit::x86::Assembler as(&code);
     as.ret();
+#endif
     void (*probe)() = nullptr;
     if (jit.add(&probe, &code) != asmjit::kErrorOk) {
       refusal = "the system refused dual-mapped executable memory";
@@ -48,6 +59,10 @@ Runtime& runtime() {
 
 }  // namespace
 
+bool built() { return true; }
+
+void release(const void* loop) { unpublish(const_cast<void*>(loop)); }
+
 const asmjit::Environment& environment() { return runtime().jit.environment(); }
 
 void* publish(asmjit::CodeHolder& code, const char*& why) {
@@ -74,6 +89,12 @@ std::string readable(const std::string& assembly) {
     std::string line = assembly.substr(at, end - at);
     const bool calls = assembly.compare(end + 1, 8, "call rax") == 0;
     if (calls && line.rfind("mov rax, ", 0) == 0) line = "mov rax, <row loop>";
+    // (AArch64: the address built in x16 by a movz and three movk)
+    if (line.rfind("movz x16, ", 0) == 0) line = "movz x16, <row loop>";
+    if (line.rfind("movk x16, ", 0) == 0) {
+      at = end + 1;
+      continue;
+    }
     out += line + "\n";
     at = end + 1;
   }

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include <asmjit/x86.h>
+#include <asmjit/core.h>
 
 namespace rune::vm::native {
 
@@ -17,27 +17,30 @@ void* publish(asmjit::CodeHolder& code, const char*& why);
 // Gives back what publish returned.
 void unpublish(void* entry);
 
-// The code `emit(assembler)` writes, published (null: `why` says why).
-template <class Emit> void* assemble(Emit emit, const char*& why) {
+// The code `emit(assembler)` writes with an Assembler of this machine
+// (asmjit::x86::Assembler, asmjit::a64::Assembler), published (null: `why`
+// says why).
+template <class Assembler, class Emit> void* assemble(Emit emit, const char*& why) {
   asmjit::CodeHolder code;
   code.init(environment());
-  asmjit::x86::Assembler as(&code);
+  Assembler as(&code);
   emit(as);
   return publish(code, why);
 }
 
 // An emitted loop's assembly as listings show it: the address a call-out
 // loads (which changes from run to run) written `<row loop>` (the comment
-// above names it).
+// above names it). (x86-64: `mov rax, <address>` before `call rax`; AArch64:
+// the `mov`/`movk` of x16 before `blr x16`)
 std::string readable(const std::string& assembly);
 
 // The assembly `emit(assembler)` writes, as listings show it.
-template <class Emit> std::string assembly(Emit emit) {
+template <class Assembler, class Emit> std::string assembly(Emit emit) {
   asmjit::StringLogger logger;
   asmjit::CodeHolder code;
   code.init(environment());
   code.setLogger(&logger);
-  asmjit::x86::Assembler as(&code);
+  Assembler as(&code);
   emit(as);
   return readable(logger.data());
 }

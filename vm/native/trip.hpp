@@ -1,28 +1,22 @@
-// One trip of a promoted loop, emitted: the instructions of the unit's
+// One trip of a promoted loop, planned: the instructions of the unit's
 // codes in order, and the points where the loop itself reads values (the
 // boundary between an iterate's until and step, the end of a trip), with
-// the next read of every value known beforehand, so values stay in xmm
-// registers while they are read again (xmm_cache.hpp). The loop's skeleton
-// (scan_loop.cpp, iterate_loop.cpp) says where each event goes.
-//
-// Inline: float32/float64 + - * / and negation (a sign flip), sqrt and
-// abs, comparisons, selects and conversions between the two, as the VM computes them (SSE2
-// scalar instructions, never an FMA: its bits); + - * and comparisons of
-// 32- and 64-bit integers and and/or/xor of booleans (a loop's counter).
-// Every other scalar instruction calls the row loop the VM calls
-// (`Instruction::row`, one element), its operands at home.
+// the next read of every value known beforehand, so values stay in vector
+// registers while they are read again (register_cache.hpp). What every
+// machine shares lives here: the plan, the carry pinned in registers, the
+// parallel move's order. Each machine's emitter (x86/trip.hpp,
+// a64/trip.hpp) writes the instructions and the single moves; the loop's
+// skeleton (loops.hpp and each machine's scan and iterate loops) says
+// where each event goes.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
 
-#include <asmjit/x86.h>
-
 #include "vm/native/frames.hpp"
-#include "vm/native/xmm_cache.hpp"
+#include "vm/native/register_cache.hpp"
 
 namespace rune::vm::native {
 
@@ -45,19 +39,30 @@ const char* code_refusal(const Code& code, std::span<const Location> invariant, 
 // The instructions of a code as events.
 void add_instructions(const Frames& frames, int space, std::vector<Event>& events);
 
-// A value's place when the loop moves it: an xmm register, its home, or
-// the scratch register of a parallel move (xmm15, or rdx for other types).
+// An instruction as listings show it; a move between a scalar and a row
+// (lanes) as what it does.
+std::string event_text(const Frames& frames, const Event& event);
+
+// Whether a binary primitive is a comparison (its result a boolean).
+bool is_comparison(nx::ops::Prim p);
+
+// A value's place when the loop moves it: a vector register, its home, or
+// the scratch register of a parallel move (a vector register for floats, a
+// general register for other types).
 struct Place {
-  enum Kind : std::uint8_t { xmm, home, scratch } kind;
-  std::int32_t index;  // xmm: the register; home: the key
+  enum Kind : std::uint8_t { vector, home, scratch } kind;
+  std::int32_t index;  // vector: the register; home: the key
   bool operator==(const Place&) const = default;
 };
 
-class Trip {
+class Trip : protected RegisterCache::Homes {
  public:
-  Trip(asmjit::x86::Assembler& as, const Frames& frames, std::vector<Event> events, bool comments);
+  // (registers: the vector registers the cache holds values in; pinned_most:
+  // the most of them a carry keeps across trips)
+  Trip(const Frames& frames, std::vector<Event> events, int registers, int pinned_most);
+  virtual ~Trip() = default;
 
-  XmmCache& cache() { return cache_; }
+  RegisterCache& cache() { return cache_; }
   const Frames& frames() const { return frames_; }
   const Event& event(std::size_t e) const { return events_[e]; }
   std::size_t size() const { return events_.size(); }
@@ -69,13 +74,12 @@ class Trip {
   std::int32_t first(std::int32_t key) const { return first_[std::size_t(key)]; }
 
   // Emits event e, an instruction.
-  void instruction(std::size_t e);
+  virtual void instruction(std::size_t e) = 0;
 
-  // The carry kept in xmm registers across trips: (register, parameter).
+  // The carry kept in vector registers across trips: (register, parameter).
   using Pinned = std::vector<std::pair<int, std::int32_t>>;
   // The float parameters among `params` that a trip reads (or passes on),
-  // each given an xmm register of its own, at most pinned_most of them.
-  static constexpr int pinned_most = 12;
+  // each given a register of its own, at most pinned_most of them.
   Pinned pin(const std::vector<std::int32_t>& params) const;
   // Loads the pinned values from home (before the loop); stores them home
   // (after it, or on a way out of it: the cache's state stays the trip's).
@@ -95,35 +99,33 @@ class Trip {
     std::int32_t key;  // the target's value (its type)
   };
   void move_all(std::vector<Move> moves);
+  // The value of `from` becomes `to`'s, read next at `next` (never: `from`
+  // dies, nothing moves): a float keeps its register (or is loaded into
+  // one); another type is copied at home.
+  void pass(std::int32_t from, std::int32_t to, std::int32_t next);
+  // Writes home those of `keys` cached in registers, the cache unchanged
+  // (a way out of the loop, the trip's state kept for the way on).
+  void store_cached(const std::vector<std::int32_t>& keys);
   // Whether an instruction emitted so far calls out (every register but
   // the callee-saved ones changes there).
   bool called_out() const { return called_out_; }
-  // Copies an element of `size` bytes from memory to memory through rax.
-  void copy(const asmjit::x86::Mem& to, const asmjit::x86::Mem& from, std::size_t size);
 
- private:
-  void arithmetic(std::size_t e, const Instruction& in);
-  bool inline_call(std::size_t e, const Instruction& in);
-  bool inline_integers(std::size_t e, const Instruction& in);
-  void call_out(std::size_t e, const Instruction& in);
-  void move(const Move& m);
-  bool lanes(std::size_t e, const Instruction& in);
-  std::string text(std::size_t e, const Instruction& in) const;
-  void flip_sign(const asmjit::x86::Xmm& d, bool doubles, bool packed);
-  asmjit::x86::Xmm lane_mask(std::uint64_t mask64, std::uint32_t mask32, bool doubles, bool packed);
+ protected:
+  // One move of a parallel move.
+  virtual void move(const Move& m) = 0;
+  // Copies a value that is not a float from one home to another.
+  virtual void copy_home(std::int32_t to, std::int32_t from) = 0;
+  // A call out is emitted: every cached value goes home.
+  void calling_out(std::size_t e);
   std::int32_t key(std::size_t e, std::int32_t reg) const { return frames_.key(events_[e].space, reg); }
 
-  asmjit::x86::Assembler& as_;
   const Frames& frames_;
   std::vector<Event> events_;
-  bool comments_;
   std::vector<std::vector<std::int32_t>> after_, written_;
   std::vector<std::int32_t> first_;
-  XmmCache cache_;
+  RegisterCache cache_;
+  int pinned_most_;
   bool called_out_ = false;
 };
-
-// A general register of `size` bytes (1, 2, 4, 8) of the given id.
-asmjit::x86::Gp gp(std::uint32_t id, std::size_t size);
 
 }  // namespace rune::vm::native

@@ -13,7 +13,7 @@
 #include "vm/native/native.hpp"
 #include "vm/native/runtime.hpp"
 #include "vm/native/row_code.hpp"
-#include "vm/native/trip.hpp"
+#include "vm/native/x86/trip.hpp"
 
 namespace rune::vm::native {
 
@@ -59,7 +59,7 @@ class FusedEmitter {
   // its value (fewer values held at once), the instructions, the writes.
   // (held: the pointers kept in registers, when no instruction calls out)
   FusedEmitter(x86::Assembler& as, const RowCode& rc, bool comments, bool held) : as_(as), rc_(rc) {
-    frames_.add(rc.code, frame);
+    frames_.add(rc.code, frame.id());
     for (std::int32_t reg : rc.packed) frames_.pack(reg);
     std::vector<Event> instructions;
     add_instructions(frames_, 0, instructions);
@@ -92,7 +92,7 @@ class FusedEmitter {
 
   // The stack: a call-out's two stack arguments, the pointers, the frame.
   void loop() {
-    Trip& t = *trip_;
+    X86Trip& t = *trip_;
     const std::int32_t frame_at = pointers_at + 8 * std::int32_t(rc_.pointers.size());
     // (six pushes and the return address: rsp is 16-byte aligned 8 bytes on)
     const std::int32_t bytes = (frame_at + 8 * std::int32_t(rc_.code.scalar_types.size()) + 15) / 16 * 16 + 8;
@@ -245,18 +245,18 @@ class FusedEmitter {
     const std::int32_t next = trip_->written(e, 0);
     if (next == never) return;
     const x86::Mem at = place(r);
-    if (!is_float(frames_.type(r.reg))) return trip_->copy(frames_.home(r.reg), at, frames_.size_of(r.reg));
-    XmmCache& cache = trip_->cache();
+    if (!is_float(frames_.type(r.reg))) return trip_->copy(trip_->home(r.reg), at, frames_.size_of(r.reg));
+    RegisterCache& cache = trip_->cache();
     const int xmm = cache.allocate(0);
     move_value(as_, frames_, r.reg, x86::xmm(std::uint32_t(xmm)), at);
     cache.define(xmm, r.reg, next);
   }
 
   void write(const RowCode::Access& w) {
-    XmmCache& cache = trip_->cache();
+    RegisterCache& cache = trip_->cache();
     if (w.at != RowCode::At::pointer) {
       const x86::Mem at = place(w);
-      if (!is_float(frames_.type(w.reg))) return trip_->copy(at, frames_.home(w.reg), frames_.size_of(w.reg));
+      if (!is_float(frames_.type(w.reg))) return trip_->copy(at, trip_->home(w.reg), frames_.size_of(w.reg));
       return move_value(as_, frames_, w.reg, at, x86::xmm(std::uint32_t(cache.load(w.reg, never, 0))));
     }
     // (a scatter's add of a row, out + update lane by lane as eager adds;
@@ -278,7 +278,7 @@ class FusedEmitter {
   x86::Assembler& as_;
   const RowCode& rc_;
   Frames frames_;
-  std::optional<Trip> trip_;
+  std::optional<X86Trip> trip_;
   std::vector<std::pair<std::size_t, std::size_t>> reads_;  // (event, read) in order
   std::vector<Group> groups_;
   std::int32_t rdx_ = none;  // the base (or -2 - pointer) rdx holds
@@ -309,14 +309,14 @@ const void* emit_fused(const void* unit, const char*& why, const Instruction*& c
   std::optional<RowCode> rc;
   if ((why = row_code(*static_cast<const FusedKernel*>(unit), rc))) return nullptr;
   const bool held = !calls_out(*rc);
-  return assemble([&](x86::Assembler& as) { FusedEmitter(as, *rc, false, held).loop(); }, why);
+  return assemble<x86::Assembler>([&](x86::Assembler& as) { FusedEmitter(as, *rc, false, held).loop(); }, why);
 }
 
 std::string fused_listing(const FusedKernel& kernel) {
   std::optional<RowCode> rc;
   if (row_code(kernel, rc)) return "";
   const bool held = !calls_out(*rc);
-  return assembly([&](x86::Assembler& as) { FusedEmitter(as, *rc, true, held).loop(); });
+  return assembly<x86::Assembler>([&](x86::Assembler& as) { FusedEmitter(as, *rc, true, held).loop(); });
 }
 
 }  // namespace rune::vm::native
