@@ -61,7 +61,7 @@ template <class F, class... Args> std::size_t vm_and_native_agree(F f, const Arg
   return promoted_kernels(*promoted);
 }
 
-bool promotes() { return native::built() && native::mode() != Mode::off; }
+bool promotes() { return native::fuses() && native::mode() != Mode::off; }
 
 // Values IEEE arithmetic treats apart, and ordinary ones.
 double value(std::mt19937& rng, bool special) {
@@ -189,7 +189,7 @@ TEST_CASE("a spring kernel as machine code gives a plain C++ loop's bits") {
 }
 
 TEST_CASE("kernels the machine-code tier leaves on the VM say why") {
-  if (!native::built()) return;
+  if (!native::fuses()) return;
   const Tensor x = nx::reshape(nx::linspace(nx::float64, -1., 1., 12), {4, 3}), y = nx::linspace(nx::float64, 0., 1., 8);
   const Tensor p = nx::reshape(nx::linspace(nx::float64, -1., 1., 8), {4, 2});
   const Tensor i = nx::create(nx::int32, {5}, {0, 3, 1, 1, 2}), j = nx::create(nx::int32, {5}, {2, 2, 0, 3, 1});
@@ -210,7 +210,7 @@ TEST_CASE("kernels the machine-code tier leaves on the VM say why") {
 }
 
 TEST_CASE("rune::JitOptions::native_after 0 promotes a function's fused kernels at once") {
-  if (native::mode() != Mode::on || !native::built()) return;  // (RUNE_NATIVE=off or eager overrides it)
+  if (native::mode() != Mode::on || !native::fuses()) return;  // (RUNE_NATIVE=off or eager overrides it)
   const Tensor p = nx::reshape(nx::linspace(nx::float64, -1., 1., 8), {4, 2});
   const Tensor i = nx::create(nx::int32, {5}, {0, 3, 1, 1, 2}), j = nx::create(nx::int32, {5}, {2, 2, 0, 3, 1});
   auto differences = [](const Tensor& v, const Tensor& from, const Tensor& to) {

@@ -2,8 +2,9 @@
 // they have done enough work. A unit keeps its bytecode; native code is an
 // attribute of it (docs/vm.md, "Machine code").
 //
-// Built for x86-64 (System V) where asmjit is found (meson -Dnative); in a
-// build without it nothing is promoted and every unit runs on the VM.
+// Built for x86-64 (System V, x86/) and 64-bit ARM (AAPCS64, a64/) where
+// asmjit is found (meson -Dnative); in a build without it nothing is
+// promoted and every unit runs on the VM.
 #pragma once
 
 #include <atomic>
@@ -26,8 +27,10 @@ namespace rune::vm::native {
 // executor). A build without the tier is off whatever it says.
 enum class Mode : std::uint8_t { off, on, eager };
 Mode mode();
-// Whether this build has the tier.
+// Whether this build has the tier, and whether it emits fused kernels
+// (x86-64's emitter does; AArch64's leaves them on the VM).
 bool built();
+bool fuses();
 
 // A promoted scan step's loop: `length` trips over the step frame's scalar
 // registers. `words` holds, for the xs rows the step reads, each one's row

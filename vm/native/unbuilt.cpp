@@ -5,6 +5,7 @@
 namespace rune::vm::native {
 
 bool built() { return false; }
+bool fuses() { return false; }
 
 namespace {
 const char* const unbuilt = "this build has no machine-code tier (meson -Dnative)";

@@ -12,7 +12,7 @@
 
 #include "vm/native/native.hpp"
 #include "vm/native/runtime.hpp"
-#include "vm/native/row_code.hpp"
+#include "vm/native/x86/row_code.hpp"
 #include "vm/native/x86/trip.hpp"
 
 namespace rune::vm::native {
@@ -298,6 +298,8 @@ bool calls_out(const RowCode& rc) {
 }
 
 }  // namespace
+
+bool fuses() { return true; }
 
 const char* fused_refusal(const FusedKernel& kernel) {
   std::optional<RowCode> rc;

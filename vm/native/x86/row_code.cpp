@@ -9,7 +9,7 @@
 // eager's). Every other kernel stays on the VM: rows of other lengths or
 // types, whole reductions, broadcast operands, steps on whole rows other
 // than + - * /, negation, sqrt and abs.
-#include "vm/native/row_code.hpp"
+#include "vm/native/x86/row_code.hpp"
 
 #include <algorithm>
 #include <cstring>

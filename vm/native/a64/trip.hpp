@@ -1,0 +1,80 @@
+// One trip emitted for 64-bit ARM (AArch64, AAPCS64) with asmjit's
+// a64::Assembler: the plan of trip.hpp written as scalar FP code.
+//
+// Inline: float32/float64 + - * / and negation, sqrt and abs, comparisons
+// (fcmp, cset), selects (fcsel) and conversions between the two (fcvt), as
+// the VM computes them (never a fused multiply-add: its bits); + - * and
+// comparisons of 32- and 64-bit integers and and/or/xor of booleans. Every
+// other scalar instruction calls the row loop the VM calls
+// (`Instruction::row`, one element), its operands at home. Fused kernels
+// stay on the VM on this machine.
+//
+// v0 .. v30 hold values, v31 is the scratch of a parallel move; x9, x10
+// and x16 are the emitter's scratch general registers. The loops keep
+// their own state in x19 .. x22 and save d8 .. d15, which the cache uses.
+#pragma once
+
+#include <asmjit/arm/a64assembler.h>  // (Debian's asmjit ships no asmjit/a64.h)
+
+#include "vm/native/trip.hpp"
+
+namespace rune::vm::native {
+
+// The most scalars a frame of a unit this emitter takes may hold: every
+// home is then in reach of one load's or store's offset (bytes at most
+// 4,095 from the frame's base).
+inline constexpr std::size_t a64_most_scalars = 512;
+// Why a unit's codes are too large for this emitter, or null.
+const char* a64_refusal(const Frames& frames);
+
+// A value's frame slot, and its address into `to` (a call-out's argument).
+asmjit::a64::Mem home(const Frames& frames, std::int32_t key);
+void address(asmjit::a64::Assembler& as, const asmjit::a64::Gp& to, const Frames& frames, std::int32_t key);
+
+// The general register of `id` as wide as a value of `size` bytes (w for
+// 1, 2, 4; x for 8), and a load or store of that many bytes through it.
+asmjit::a64::Gp gp(std::uint32_t id, std::size_t size);
+void load_bytes(asmjit::a64::Assembler& as, const asmjit::a64::Gp& to, const asmjit::a64::Mem& from, std::size_t size);
+void store_bytes(asmjit::a64::Assembler& as, const asmjit::a64::Mem& to, const asmjit::a64::Gp& from, std::size_t size);
+// A vector register as a double (d) or a float (s).
+asmjit::a64::Vec fp(int reg, bool doubles);
+
+// A loop's frame on the machine stack: the frame record, x19 .. x22 and
+// d8 .. d15 saved (enter) and restored before the return (leave).
+void enter(asmjit::a64::Assembler& as);
+void leave(asmjit::a64::Assembler& as);
+
+class A64Trip : public Trip {
+ public:
+  static constexpr int registers = 31, pinned_most = 24;
+  A64Trip(asmjit::a64::Assembler& as, const Frames& frames, std::vector<Event> events, bool comments)
+      : Trip(frames, std::move(events), registers, pinned_most), as_(as), comments_(comments) {}
+
+  void instruction(std::size_t e) override;
+  // Copies an element of `size` bytes from memory to memory through x9.
+  void copy(const asmjit::a64::Mem& to, const asmjit::a64::Mem& from, std::size_t size);
+  asmjit::a64::Mem home(std::int32_t key) const { return native::home(frames_, key); }
+
+ private:
+  void fill(int reg, std::int32_t key) override;
+  void spill(std::int32_t key, int reg) override;
+  void move(const Move& m) override;
+  void copy_home(std::int32_t to, std::int32_t from) override { copy(home(to), home(from), frames_.size_of(to)); }
+  int result(std::size_t e, std::size_t first, std::size_t count);
+  void arithmetic(std::size_t e, const Instruction& in);
+  bool inline_call(std::size_t e, const Instruction& in);
+  bool inline_integers(std::size_t e, const Instruction& in);
+  bool compare(std::size_t e, const Instruction& in);
+  bool unary(std::size_t e, const Instruction& in);
+  bool select(std::size_t e, const Instruction& in);
+  bool convert(std::size_t e, const Instruction& in);
+  void call_out(std::size_t e, const Instruction& in);
+  // A boolean at home as 0 or 1 in w (any nonzero byte is true, as the row
+  // loops read it).
+  void truth(const asmjit::a64::Gp& w, std::int32_t key);
+
+  asmjit::a64::Assembler& as_;
+  bool comments_;
+};
+
+}  // namespace rune::vm::native
