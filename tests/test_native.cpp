@@ -318,6 +318,26 @@ TEST_CASE("more live values than xmm registers are written home and read back") 
   on_vm_then_native(*c.code, c.args);
 }
 
+TEST_CASE("a step of more scalars than the AArch64 emitter's offsets reach stays on the VM there") {
+  using Tensors = std::vector<Tensor>;
+  auto step = [](const Tensors& c, const Tensors& x) {
+    Tensor v = c[0];
+    for (int k = 0; k < 300; ++k) v = v * 0.5 + x[0];  // (some 600 scalar registers)
+    return std::pair{Tensors{v}, Tensors{}};
+  };
+  const ScanCase c(step, Tensors{f64(0.25)}, Tensors{nx::linspace(nx::float64, 0., 1., rows)});
+  REQUIRE(c.code->scans[0].step->scalar_types.size() > 512);
+#if defined(__aarch64__)
+  on_vm_then_native(*c.code, c.args, false);
+  const rune::vm::Instruction* culprit = nullptr;
+  const char* why = nullptr;
+  CHECK(native::emit_scan(&c.code->scans[0], why, culprit) == nullptr);
+  if (native::built()) CHECK(std::string(why) == "its frames hold more than 512 scalars (beyond the AArch64 emitter's offsets)");
+#else
+  on_vm_then_native(*c.code, c.args);
+#endif
+}
+
 TEST_CASE("rows read from strided views and ys of every width are where the VM puts them") {
   using Tensors = std::vector<Tensor>;
   auto step = [](const Tensors& c, const Tensors& x) {

@@ -7,8 +7,8 @@ namespace rune::vm::native {
 namespace a64 = asmjit::a64;
 using asmjit::a64::CondCode;
 
-const char* a64_refusal(const Frames& frames) {
-  if (std::size_t(frames.size()) > a64_most_scalars)
+const char* a64_refusal(std::size_t scalars) {
+  if (scalars > a64_most_scalars)
     return "its frames hold more than 512 scalars (beyond the AArch64 emitter's offsets)";
   return nullptr;
 }

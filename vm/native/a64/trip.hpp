@@ -24,8 +24,9 @@ namespace rune::vm::native {
 // home is then in reach of one load's or store's offset (bytes at most
 // 4,095 from the frame's base).
 inline constexpr std::size_t a64_most_scalars = 512;
-// Why a unit's codes are too large for this emitter, or null.
-const char* a64_refusal(const Frames& frames);
+// Why a unit whose frames hold `scalars` scalars in all is too large for
+// this emitter, or null.
+const char* a64_refusal(std::size_t scalars);
 
 // A value's frame slot, and its address into `to` (a call-out's argument).
 asmjit::a64::Mem home(const Frames& frames, std::int32_t key);
