@@ -33,7 +33,9 @@ using nx::Shape;
 using nx::Tensor;
 using namespace nx::ops;
 
-// SplitMix64: the same cases on every platform.
+// SplitMix64: the same cases on every platform. Each draw is a statement of
+// its own (or an element of a braced list, which runs left to right):
+// compilers order a call's arguments differently.
 struct Rng {
   std::uint64_t state;
   std::uint64_t next() {
@@ -137,7 +139,8 @@ template <class T> T random_float(Rng& rng) {
     case 0: return from_double<T>(rng.uniform(-4, 4));
     case 1: {
       const int emax = (1 << (F::exponent - 1)) - 1, emin = 1 - emax - F::mantissa;
-      const double x = std::ldexp(1 + rng.uniform(0, 1), int(rng.uniform(emin, emax)));
+      const int exponent = int(rng.uniform(emin, emax));
+      const double x = std::ldexp(1 + rng.uniform(0, 1), exponent);
       return from_double<T>(rng.below(2) ? x : -x);
     }
     default: return from_bits<T>(typename F::Bits(rng.next()));

@@ -128,7 +128,8 @@ int switch_index(Builder& b, std::int64_t branches) {
   int v = b.pick([](const Type& t) { return !nx::is_complex(t.dtype); });
   if (v < 0) v = b.pick_any();
   static const std::vector<nx::DType> dtypes = {nx::int32, nx::int32, nx::int32, nx::int64, nx::uint8, nx::int16};
-  int index = b.cast(b.reduction(v), b.rng.pick(dtypes));
+  const nx::DType dtype = b.rng.pick(dtypes);
+  int index = b.cast(b.reduction(v), dtype);
   if (b.rng.chance(0.4)) index = b.call_scalar("add", index, double(b.rng.uniform(1, 2)));
   return index;
 }

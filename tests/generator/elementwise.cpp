@@ -45,7 +45,9 @@ bool binary(Builder& b) {
   const int a = b.pick([&](const Type& t) { return accepts(f.accepts, t.dtype); });
   if (a < 0) return false;
   const int other = partner(b, b.type(a).shape, b.type(a).dtype);
-  b.call_binary(f.name, b.guard(a, f.first), b.guard(other, f.second));
+  const int y = b.guard(other, f.second);
+  const int x = b.guard(a, f.first);
+  b.call_binary(f.name, x, y);
   return true;
 }
 
@@ -72,7 +74,9 @@ int condition(Builder& b) {
   if (x < 0) return c;
   static const std::vector<std::string_view> comparisons = {"less", "less_equal", "greater", "greater_equal",
                                                             "equal", "not_equal"};
-  return b.call_scalar(b.rng.pick(comparisons), x, scalar_in(b, Domain::any));
+  const double threshold = scalar_in(b, Domain::any);
+  const std::string_view compare = b.rng.pick(comparisons);
+  return b.call_scalar(compare, x, threshold);
 }
 
 bool where(Builder& b) {

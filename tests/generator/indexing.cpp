@@ -149,7 +149,12 @@ bool dynamic_update_slice(Builder& b) {
     return true;
   };
   int update = b.rng.chance(0.6) ? b.pick(fits) : -1;
-  update = update >= 0 ? b.cast(update, like.dtype) : b.fit(b.pick_any(), Type{like.dtype, window(b, like.shape)});
+  if (update >= 0) {
+    update = b.cast(update, like.dtype);
+  } else {
+    const Type part{like.dtype, window(b, like.shape)};
+    update = b.fit(b.pick_any(), part);
+  }
   b.emit(make_op(Kind::dynamic_update_slice, {x, update, starts(b, like.shape)}), like);
   return true;
 }

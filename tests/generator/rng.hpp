@@ -1,6 +1,11 @@
 // The generator's random numbers: SplitMix64 with its own small
 // distributions, so a seed gives the same case on every platform (the
-// standard library's distributions differ between implementations).
+// standard library's distributions differ between implementations). For the
+// same reason every draw, and every call that adds an operation to a block,
+// is a statement of its own or an element of a braced list (which runs left
+// to right): compilers order a call's arguments differently. Where a call
+// held two, they keep the order GCC on x86-64 gave them (the last argument
+// first), so that seeds kept their cases.
 #pragma once
 
 #include <cstdint>

@@ -173,8 +173,10 @@ bool pad(Builder& b) {
   Op op = make_op(Kind::pad, {x});
   nx::Shape shape = b.type(x).shape;
   for (auto& d : shape) {
-    op.widths.emplace_back(b.rng.uniform(0, 2), b.rng.uniform(0, 2));
-    d += op.widths.back().first + op.widths.back().second;
+    const std::int64_t hi = b.rng.uniform(0, 2);
+    const std::int64_t lo = b.rng.uniform(0, 2);
+    op.widths.emplace_back(lo, hi);
+    d += lo + hi;
   }
   op.value = b.gradient() ? b.rng.real(-2, 2) : random_scalar(b.rng, false);
   b.emit(std::move(op), Type{b.type(x).dtype, shape});
