@@ -599,7 +599,7 @@ void run_blocks(const FusedKernel& m, Frame& f) {
 
 void run_fused(const FusedKernel& m, Frame& f) {
   if (const void* loop = m.native->loop(m.size, native::emit_fused, &m, "a fused kernel", "elements"))
-    return run_native(m, f, reinterpret_cast<native::FusedLoop>(loop));
+    return run_native(m, f, native::as_loop<native::FusedLoop>(loop));
   return m.single_block ? run_one_block(m, f) : run_blocks(m, f);
 }
 

@@ -54,7 +54,7 @@ void run_iterate(const Invoke& it, Frame& f) {
     ir::construct_rules(it.equation->kind).still_running(*it.equation, read(until, u, until.results[0]));
   };
   const auto promoted = interpreting_only() ? nullptr
-                                               : reinterpret_cast<native::IterateLoop>(it.native->loop(
+                                               : native::as_loop<native::IterateLoop>(it.native->loop(
                                                      0, native::emit_iterate, &it, "an iterate", "trips"));
   if (promoted) {
     if (promoted(u.scalars.data(), s.scalars.data(), info.max) != 0) still_running();

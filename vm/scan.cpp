@@ -147,7 +147,7 @@ void run_scan(const ScanOp& scan, Frame& f) {
     if (k < carry || k >= xs_end) copy(sub, step.params[k], f, scan.inputs[k]);
   const Plan p = plan(scan, f);
   const auto promoted = interpreting_only() ? nullptr
-                                               : reinterpret_cast<native::ScanLoop>(scan.native->loop(
+                                               : native::as_loop<native::ScanLoop>(scan.native->loop(
                                                      scan.info.length, native::emit_scan, &scan, "a scan step", "rows"));
   if (promoted) {
     const Words words = words_of(p);

@@ -46,6 +46,11 @@ using IterateLoop = int (*)(Scalar* until, Scalar* step, std::int64_t max);
 // this run (vm/fused_kernel.cpp), then each scatter's result's.
 using FusedLoop = void (*)(char* const* bases, std::int64_t begin, std::int64_t end);
 
+// An emitted loop (Unit::loop's answer) as the function it is. (The cast
+// goes through void*: a function pointer from a pointer to const is
+// refused by some compilers.)
+template <class Loop> Loop as_loop(const void* loop) { return reinterpret_cast<Loop>(const_cast<void*>(loop)); }
+
 // A unit promotes when the work it has done passes this many rows of a
 // scan or trips of an iterate (RUNE_NATIVE=on).
 inline constexpr std::int64_t promoted_rows = 1000;
