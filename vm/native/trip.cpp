@@ -54,8 +54,9 @@ bool is_comparison(nx::ops::Prim p) {
 // A backward pass gives every read the position of the next read of its
 // value, and every write its value's first read (an event reads before it
 // writes).
-Trip::Trip(const Frames& frames, std::vector<Event> events, int registers, int pinned_most)
-    : frames_(frames), events_(std::move(events)), cache_(*this, frames, registers), pinned_most_(pinned_most) {
+Trip::Trip(const Frames& frames, std::vector<Event> events, int registers, int pinned_most, bool comments)
+    : frames_(frames), events_(std::move(events)), cache_(*this, frames, registers), pinned_most_(pinned_most),
+      comments_(comments) {
   std::vector<std::int32_t> next(std::size_t(frames.size()), never);
   after_.resize(events_.size());
   written_.resize(events_.size());
@@ -69,6 +70,18 @@ Trip::Trip(const Frames& frames, std::vector<Event> events, int registers, int p
     for (std::int32_t r : ev.reads) next[std::size_t(r)] = std::int32_t(e);
   }
   first_ = std::move(next);
+}
+
+void Trip::instruction(std::size_t e) {
+  const Instruction& in = *events_[e].in;
+  if (comments_) comment("; " + event_text(frames_, events_[e]));
+  switch (info(in.op).tier) {
+    case Tier::emit: return arithmetic(e, in);
+    case Tier::call:
+      if (!inline_call(e, in)) call_out(e, in);
+      return;
+    case Tier::vm: break;  // (refused before emitting)
+  }
 }
 
 // The callee owns every vector register, so the values read later go home

@@ -58,8 +58,9 @@ struct Place {
 class Trip : protected RegisterCache::Homes {
  public:
   // (registers: the vector registers the cache holds values in; pinned_most:
-  // the most of them a carry keeps across trips)
-  Trip(const Frames& frames, std::vector<Event> events, int registers, int pinned_most);
+  // the most of them a carry keeps across trips; comments: each instruction
+  // written as a comment above its code, for listings)
+  Trip(const Frames& frames, std::vector<Event> events, int registers, int pinned_most, bool comments);
   virtual ~Trip() = default;
 
   RegisterCache& cache() { return cache_; }
@@ -73,8 +74,9 @@ class Trip : protected RegisterCache::Homes {
   std::int32_t written(std::size_t e, std::size_t w) const { return written_[e][w]; }
   std::int32_t first(std::int32_t key) const { return first_[std::size_t(key)]; }
 
-  // Emits event e, an instruction.
-  virtual void instruction(std::size_t e) = 0;
+  // Emits event e, an instruction: inline (the opcode table's `emit`, or a
+  // `call` the machine has an instruction for) or calling its row loop.
+  void instruction(std::size_t e);
 
   // The carry kept in vector registers across trips: (register, parameter).
   using Pinned = std::vector<std::pair<int, std::int32_t>>;
@@ -111,6 +113,13 @@ class Trip : protected RegisterCache::Homes {
   bool called_out() const { return called_out_; }
 
  protected:
+  // Each machine's code: an instruction the table emits, one it would call
+  // out for emitted inline where the machine can (false: it cannot), the
+  // call out, and a comment line of a listing.
+  virtual void arithmetic(std::size_t e, const Instruction& in) = 0;
+  virtual bool inline_call(std::size_t e, const Instruction& in) = 0;
+  virtual void call_out(std::size_t e, const Instruction& in) = 0;
+  virtual void comment(const std::string& line) = 0;
   // One move of a parallel move.
   virtual void move(const Move& m) = 0;
   // Copies a value that is not a float from one home to another.
@@ -125,6 +134,7 @@ class Trip : protected RegisterCache::Homes {
   std::vector<std::int32_t> first_;
   RegisterCache cache_;
   int pinned_most_;
+  bool comments_;
   bool called_out_ = false;
 };
 

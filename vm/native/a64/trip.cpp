@@ -1,7 +1,5 @@
 #include "vm/native/a64/trip.hpp"
 
-#include "vm/operands.hpp"
-
 namespace rune::vm::native {
 
 namespace a64 = asmjit::a64;
@@ -66,18 +64,6 @@ void A64Trip::spill(std::int32_t key, int reg) { as_.str(fp(reg, frames_.is_doub
 void A64Trip::copy(const a64::Mem& to, const a64::Mem& from, std::size_t size) {
   load_bytes(as_, gp(9, size), from, size);
   store_bytes(as_, to, gp(9, size), size);
-}
-
-void A64Trip::instruction(std::size_t e) {
-  const Instruction& in = *events_[e].in;
-  if (comments_) as_.comment(("; " + event_text(frames_, events_[e])).c_str());
-  switch (info(in.op).tier) {
-    case Tier::emit: return arithmetic(e, in);
-    case Tier::call:
-      if (!inline_call(e, in)) call_out(e, in);
-      return;
-    case Tier::vm: break;  // (refused before emitting)
-  }
 }
 
 // The reads [first, first + count) of event e done, and a register for its

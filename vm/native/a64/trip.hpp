@@ -49,9 +49,8 @@ class A64Trip : public Trip {
  public:
   static constexpr int registers = 31, pinned_most = 24;
   A64Trip(asmjit::a64::Assembler& as, const Frames& frames, std::vector<Event> events, bool comments)
-      : Trip(frames, std::move(events), registers, pinned_most), as_(as), comments_(comments) {}
+      : Trip(frames, std::move(events), registers, pinned_most, comments), as_(as) {}
 
-  void instruction(std::size_t e) override;
   // Copies an element of `size` bytes from memory to memory through x9.
   void copy(const asmjit::a64::Mem& to, const asmjit::a64::Mem& from, std::size_t size);
   asmjit::a64::Mem home(std::int32_t key) const { return native::home(frames_, key); }
@@ -62,20 +61,20 @@ class A64Trip : public Trip {
   void move(const Move& m) override;
   void copy_home(std::int32_t to, std::int32_t from) override { copy(home(to), home(from), frames_.size_of(to)); }
   int result(std::size_t e, std::size_t first, std::size_t count);
-  void arithmetic(std::size_t e, const Instruction& in);
-  bool inline_call(std::size_t e, const Instruction& in);
+  void arithmetic(std::size_t e, const Instruction& in) override;
+  bool inline_call(std::size_t e, const Instruction& in) override;
   bool inline_integers(std::size_t e, const Instruction& in);
   bool compare(std::size_t e, const Instruction& in);
   bool unary(std::size_t e, const Instruction& in);
   bool select(std::size_t e, const Instruction& in);
   bool convert(std::size_t e, const Instruction& in);
-  void call_out(std::size_t e, const Instruction& in);
+  void call_out(std::size_t e, const Instruction& in) override;
+  void comment(const std::string& line) override { as_.comment(line.c_str()); }
   // A boolean at home as 0 or 1 in w (any nonzero byte is true, as the row
   // loops read it).
   void truth(const asmjit::a64::Gp& w, std::int32_t key);
 
   asmjit::a64::Assembler& as_;
-  bool comments_;
 };
 
 }  // namespace rune::vm::native

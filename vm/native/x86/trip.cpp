@@ -1,7 +1,5 @@
 #include "vm/native/x86/trip.hpp"
 
-#include "vm/operands.hpp"
-
 namespace rune::vm::native {
 
 namespace x86 = asmjit::x86;
@@ -37,18 +35,6 @@ void move_value(x86::Assembler& as, const Frames& frames, std::int32_t key, cons
 void X86Trip::fill(int reg, std::int32_t key) { move_value(as_, frames_, key, x86::xmm(std::uint32_t(reg)), home(key)); }
 
 void X86Trip::spill(std::int32_t key, int reg) { move_value(as_, frames_, key, home(key), x86::xmm(std::uint32_t(reg))); }
-
-void X86Trip::instruction(std::size_t e) {
-  const Instruction& in = *events_[e].in;
-  if (comments_) as_.comment(("; " + event_text(frames_, events_[e])).c_str());
-  switch (info(in.op).tier) {
-    case Tier::emit: return arithmetic(e, in);
-    case Tier::call:
-      if (!inline_call(e, in)) call_out(e, in);
-      return;
-    case Tier::vm: break;  // (refused before emitting)
-  }
-}
 
 namespace {
 

@@ -36,9 +36,8 @@ class X86Trip : public Trip {
  public:
   static constexpr int registers = 15, pinned_most = 12;
   X86Trip(asmjit::x86::Assembler& as, const Frames& frames, std::vector<Event> events, bool comments)
-      : Trip(frames, std::move(events), registers, pinned_most), as_(as), comments_(comments) {}
+      : Trip(frames, std::move(events), registers, pinned_most, comments), as_(as) {}
 
-  void instruction(std::size_t e) override;
   // Copies an element of `size` bytes from memory to memory through rax.
   void copy(const asmjit::x86::Mem& to, const asmjit::x86::Mem& from, std::size_t size);
   asmjit::x86::Mem home(std::int32_t key) const { return native::home(frames_, key); }
@@ -48,16 +47,16 @@ class X86Trip : public Trip {
   void spill(std::int32_t key, int reg) override;
   void move(const Move& m) override;
   void copy_home(std::int32_t to, std::int32_t from) override { copy(home(to), home(from), frames_.size_of(to)); }
-  void arithmetic(std::size_t e, const Instruction& in);
-  bool inline_call(std::size_t e, const Instruction& in);
+  void arithmetic(std::size_t e, const Instruction& in) override;
+  bool inline_call(std::size_t e, const Instruction& in) override;
   bool inline_integers(std::size_t e, const Instruction& in);
-  void call_out(std::size_t e, const Instruction& in);
+  void call_out(std::size_t e, const Instruction& in) override;
+  void comment(const std::string& line) override { as_.comment(line.c_str()); }
   bool lanes(std::size_t e, const Instruction& in);
   void flip_sign(const asmjit::x86::Xmm& d, bool doubles, bool packed);
   asmjit::x86::Xmm lane_mask(std::uint64_t mask64, std::uint32_t mask32, bool doubles, bool packed);
 
   asmjit::x86::Assembler& as_;
-  bool comments_;
 };
 
 }  // namespace rune::vm::native
