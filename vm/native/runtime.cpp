@@ -10,6 +10,24 @@ bool built() { return true; }
 
 void release(const void* loop) { unpublish(const_cast<void*>(loop)); }
 
+namespace {
+
+// asmjit's logger writes an AArch64 condition operand (of cset, fcsel) as
+// its number in asmjit's CondCode: the line with the condition's name.
+std::string named_condition(const std::string& line) {
+  static const char* const names[] = {"al", "nv", "eq", "ne", "hs", "lo", "mi", "pl",
+                                      "vs", "vc", "hi", "ls", "ge", "lt", "gt", "le"};
+  if (line.find("cset ") == std::string::npos && line.find("fcsel ") == std::string::npos) return line;
+  const std::size_t comma = line.rfind(", ");
+  if (comma == std::string::npos || comma + 2 == line.size() ||
+      line.find_first_not_of("0123456789", comma + 2) != std::string::npos)
+    return line;
+  const int code = std::stoi(line.substr(comma + 2));
+  return code < 16 ? line.substr(0, comma + 2) + names[code] : line;
+}
+
+}  // namespace
+
 std::string readable(const std::string& assembly) {
   std::string out;
   std::size_t at = 0;
@@ -25,7 +43,7 @@ std::string readable(const std::string& assembly) {
       at = end + 1;
       continue;
     }
-    out += line + "\n";
+    out += named_condition(line) + "\n";
     at = end + 1;
   }
   return out;

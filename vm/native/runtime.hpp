@@ -31,7 +31,8 @@ template <class Assembler, class Emit> void* assemble(Emit emit, const char*& wh
 // An emitted loop's assembly as listings show it: the address a call-out
 // loads (which changes from run to run) written `<row loop>` (the comment
 // above names it). (x86-64: `mov rax, <address>` before `call rax`; AArch64:
-// the `mov`/`movk` of x16 before `blr x16`)
+// the `movz`/`movk` of x16 before `blr x16`, and a condition's name where
+// asmjit writes its number)
 std::string readable(const std::string& assembly);
 
 // The assembly `emit(assembler)` writes, as listings show it.
