@@ -28,12 +28,14 @@ std::span<const Location> step_invariant(const Invoke& it) {
 }  // namespace
 
 const char* scan_refusal(const ScanOp& scan, const Instruction*& culprit) {
-  return code_refusal(*scan.step, invariant_params(scan), culprit);
+  if (const char* why = code_refusal(*scan.step, invariant_params(scan), culprit)) return why;
+  return frames_refusal(scan.step->scalar_types.size());
 }
 
 const char* iterate_refusal(const Invoke& it, const Instruction*& culprit) {
   if (const char* why = code_refusal(*it.codes[0], until_invariant(it), culprit)) return why;
-  return code_refusal(*it.codes[1], step_invariant(it), culprit);
+  if (const char* why = code_refusal(*it.codes[1], step_invariant(it), culprit)) return why;
+  return frames_refusal(it.codes[0]->scalar_types.size() + it.codes[1]->scalar_types.size());
 }
 
 ScanShape::ScanShape(const ScanOp& scan, std::uint32_t scalars) {

@@ -12,6 +12,10 @@
 
 namespace rune::vm::native {
 
+// Why this machine's emitter cannot address frames of `scalars` scalars
+// in all, or null (each emitter defines it: x86-64 reaches any frame).
+const char* frames_refusal(std::size_t scalars);
+
 // A scan's trip: the xs rows it reads, its step's instructions, the ys
 // rows it writes and the carry moved (its end reads the ys and the carry).
 struct ScanShape {

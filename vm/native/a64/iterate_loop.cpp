@@ -18,8 +18,6 @@ namespace a64 = asmjit::a64;
 // the most allowed, all kept by callees; x9, x10 are scratch.
 const a64::Gp until_scalars = a64::x19, step_scalars = a64::x20, trips = a64::x21, most = a64::x22;
 
-std::size_t scalars(const Invoke& it) { return it.codes[0]->scalar_types.size() + it.codes[1]->scalar_types.size(); }
-
 class IterateEmitter {
  public:
   IterateEmitter(a64::Assembler& as, const Invoke& it, bool comments)
@@ -76,13 +74,12 @@ class IterateEmitter {
 const void* emit_iterate(const void* unit, const char*& why, const Instruction*& culprit) {
   const Invoke& it = *static_cast<const Invoke*>(unit);
   if ((why = iterate_refusal(it, culprit))) return nullptr;
-  if ((why = a64_refusal(scalars(it)))) return nullptr;
   return assemble<a64::Assembler>([&](a64::Assembler& as) { IterateEmitter(as, it, false).loop(); }, why);
 }
 
 std::string iterate_listing(const Invoke& it) {
   const Instruction* culprit = nullptr;
-  if (iterate_refusal(it, culprit) || a64_refusal(scalars(it))) return "";
+  if (iterate_refusal(it, culprit)) return "";
   return assembly<a64::Assembler>([&](a64::Assembler& as) { IterateEmitter(as, it, true).loop(); });
 }
 

@@ -98,13 +98,12 @@ class ScanEmitter {
 const void* emit_scan(const void* unit, const char*& why, const Instruction*& culprit) {
   const ScanOp& scan = *static_cast<const ScanOp*>(unit);
   if ((why = scan_refusal(scan, culprit))) return nullptr;
-  if ((why = a64_refusal(scan.step->scalar_types.size()))) return nullptr;
   return assemble<a64::Assembler>([&](a64::Assembler& as) { ScanEmitter(as, scan, false).loop(); }, why);
 }
 
 std::string scan_listing(const ScanOp& scan) {
   const Instruction* culprit = nullptr;
-  if (scan_refusal(scan, culprit) || a64_refusal(scan.step->scalar_types.size())) return "";
+  if (scan_refusal(scan, culprit)) return "";
   return assembly<a64::Assembler>([&](a64::Assembler& as) { ScanEmitter(as, scan, true).loop(); });
 }
 

@@ -1,14 +1,16 @@
 #include "vm/native/a64/trip.hpp"
 
+#include "vm/native/loops.hpp"
+
 namespace rune::vm::native {
 
 namespace a64 = asmjit::a64;
 using asmjit::a64::CondCode;
 
-const char* a64_refusal(std::size_t scalars) {
-  if (scalars > a64_most_scalars)
-    return "its frames hold more than 512 scalars (beyond the AArch64 emitter's offsets)";
-  return nullptr;
+// (at most 512: every home is then in reach of one load's or store's
+// offset, bytes at most 4,095 from its frame's base)
+const char* frames_refusal(std::size_t scalars) {
+  return scalars > 512 ? "its frames hold more than 512 scalars (beyond the AArch64 emitter's offsets)" : nullptr;
 }
 
 a64::Mem home(const Frames& frames, std::int32_t key) { return a64::ptr(a64::x(frames.base(key)), frames.offset(key)); }

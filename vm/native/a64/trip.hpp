@@ -20,14 +20,6 @@
 
 namespace rune::vm::native {
 
-// The most scalars a frame of a unit this emitter takes may hold: every
-// home is then in reach of one load's or store's offset (bytes at most
-// 4,095 from the frame's base).
-inline constexpr std::size_t a64_most_scalars = 512;
-// Why a unit whose frames hold `scalars` scalars in all is too large for
-// this emitter, or null.
-const char* a64_refusal(std::size_t scalars);
-
 // A value's frame slot, and its address into `to` (a call-out's argument).
 asmjit::a64::Mem home(const Frames& frames, std::int32_t key);
 void address(asmjit::a64::Assembler& as, const asmjit::a64::Gp& to, const Frames& frames, std::int32_t key);

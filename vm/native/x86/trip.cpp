@@ -1,5 +1,7 @@
 #include "vm/native/x86/trip.hpp"
 
+#include "vm/native/loops.hpp"
+
 namespace rune::vm::native {
 
 namespace x86 = asmjit::x86;
@@ -12,6 +14,8 @@ x86::Gp gp(std::uint32_t id, std::size_t size) {
     default: return x86::gpq(id);
   }
 }
+
+const char* frames_refusal(std::size_t) { return nullptr; }
 
 x86::Mem slot(const Frames& frames, std::int32_t key) { return x86::ptr(x86::gpq(frames.base(key)), frames.offset(key)); }
 
