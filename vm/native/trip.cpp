@@ -51,6 +51,10 @@ bool is_comparison(nx::ops::Prim p) {
          p == Prim::equal || p == Prim::not_equal;
 }
 
+bool is_word(nx::DType t) {
+  return t == nx::DType::int32 || t == nx::DType::int64 || t == nx::DType::uint32 || t == nx::DType::uint64;
+}
+
 // A backward pass gives every read the position of the next read of its
 // value, and every write its value's first read (an event reads before it
 // writes).

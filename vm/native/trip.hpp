@@ -43,8 +43,11 @@ void add_instructions(const Frames& frames, int space, std::vector<Event>& event
 // (lanes) as what it does.
 std::string event_text(const Frames& frames, const Event& event);
 
-// Whether a binary primitive is a comparison (its result a boolean).
+// Whether a binary primitive is a comparison (its result a boolean), and
+// whether a type is a 32- or 64-bit integer (whose + - * and comparisons
+// the emitters write inline).
 bool is_comparison(nx::ops::Prim p);
+bool is_word(nx::DType t);
 
 // A value's place when the loop moves it: a vector register, its home, or
 // the scratch register of a parallel move (a vector register for floats, a

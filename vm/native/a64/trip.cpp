@@ -100,20 +100,18 @@ void A64Trip::arithmetic(std::size_t e, const Instruction& in) {
 
 namespace {
 
-bool is_word(nx::DType t) {
-  return t == nx::DType::int32 || t == nx::DType::int64 || t == nx::DType::uint32 || t == nx::DType::uint64;
-}
-
 // The condition under which a comparison is true after `cmp a, b` (signed
 // or unsigned integers) or `fcmp a, b` (floats: an unordered pair sets C
 // and V, so that only not_equal holds).
-CondCode condition(nx::ops::Prim p, bool is_signed_or_float, bool is_float) {
+enum class Compared : std::uint8_t { signed_words, unsigned_words, floats };
+CondCode condition(nx::ops::Prim p, Compared what) {
   using nx::ops::Prim;
+  const bool is_unsigned = what == Compared::unsigned_words, is_float = what == Compared::floats;
   switch (p) {
-    case Prim::less: return is_float ? CondCode::kMI : is_signed_or_float ? CondCode::kLT : CondCode::kLO;
-    case Prim::less_equal: return is_float ? CondCode::kLS : is_signed_or_float ? CondCode::kLE : CondCode::kLS;
-    case Prim::greater: return is_signed_or_float ? CondCode::kGT : CondCode::kHI;
-    case Prim::greater_equal: return is_signed_or_float ? CondCode::kGE : CondCode::kHS;
+    case Prim::less: return is_float ? CondCode::kMI : is_unsigned ? CondCode::kLO : CondCode::kLT;
+    case Prim::less_equal: return is_float || is_unsigned ? CondCode::kLS : CondCode::kLE;
+    case Prim::greater: return is_unsigned ? CondCode::kHI : CondCode::kGT;
+    case Prim::greater_equal: return is_unsigned ? CondCode::kHS : CondCode::kGE;
     case Prim::equal: return CondCode::kEQ;
     default: return CondCode::kNE;
   }
@@ -155,7 +153,7 @@ bool A64Trip::inline_integers(std::size_t e, const Instruction& in) {
   }
   const bool is_signed = in.dtype == nx::DType::int32 || in.dtype == nx::DType::int64;
   as_.cmp(l, r);
-  as_.cset(a64::w9, asmjit::imm(condition(p, is_signed, false)));
+  as_.cset(a64::w9, asmjit::imm(condition(p, is_signed ? Compared::signed_words : Compared::unsigned_words)));
   as_.strb(a64::w9, home(out));
   return true;
 }
@@ -166,7 +164,7 @@ bool A64Trip::compare(std::size_t e, const Instruction& in) {
   const int xa = cache_.load(a, after(e, 0), bit(cache_.find(b)));
   const int xb = cache_.load(b, after(e, 1), bit(xa));
   as_.fcmp(fp(xa, doubles), fp(xb, doubles));
-  as_.cset(a64::w9, asmjit::imm(condition(in.prim, true, true)));
+  as_.cset(a64::w9, asmjit::imm(condition(in.prim, Compared::floats)));
   as_.strb(a64::w9, home(key(e, in.dst)));
   cache_.read(a, after(e, 0));
   if (b != a) cache_.read(b, after(e, 1));

@@ -106,14 +106,6 @@ x86::Xmm X86Trip::lane_mask(std::uint64_t mask64, std::uint32_t mask32, bool dou
   return mask;
 }
 
-namespace {
-
-bool is_word(nx::DType t) {
-  return t == nx::DType::int32 || t == nx::DType::int64 || t == nx::DType::uint32 || t == nx::DType::uint64;
-}
-
-}  // namespace
-
 // Integers and booleans at home: + - * of 32- and 64-bit integers (the row
 // loops wrap, as the machine does), their comparisons, and and/or/xor of
 // booleans (any nonzero byte true, as the row loops read them). False:
