@@ -41,6 +41,11 @@ a64::Vec fp(int reg, bool doubles) {
   return doubles ? a64::Vec(a64::d(std::uint32_t(reg))) : a64::Vec(a64::s(std::uint32_t(reg)));
 }
 
+a64::Vec lanes_of(int reg, bool doubles) {
+  const a64::Vec v = a64::v(std::uint32_t(reg));
+  return doubles ? a64::Vec(v.d2()) : a64::Vec(v.s4());
+}
+
 // (112 bytes: the frame record, four general registers, eight halves of
 // vector registers)
 void enter(a64::Assembler& as) {
@@ -59,9 +64,23 @@ void leave(a64::Assembler& as) {
   as.ret(a64::x30);
 }
 
-void A64Trip::fill(int reg, std::int32_t key) { as_.ldr(fp(reg, frames_.is_double(key)), home(key)); }
+// A value's register as wide as the value: a scalar (d, s) or a packed row (q).
+a64::Vec A64Trip::whole(int reg, std::int32_t key) const {
+  return frames_.packed(key) ? a64::Vec(a64::q(std::uint32_t(reg))) : fp(reg, frames_.is_double(key));
+}
 
-void A64Trip::spill(std::int32_t key, int reg) { as_.str(fp(reg, frames_.is_double(key)), home(key)); }
+// A home to load or store the whole value from: a packed row's 16 bytes
+// through x9 where its offset is not a multiple of 16 (a q register's
+// load scales its offset by 16).
+a64::Mem A64Trip::whole_home(std::int32_t key) {
+  if (!frames_.packed(key) || frames_.offset(key) % 16 == 0) return home(key);
+  address(as_, a64::x9, frames_, key);
+  return a64::ptr(a64::x9);
+}
+
+void A64Trip::fill(int reg, std::int32_t key) { as_.ldr(whole(reg, key), whole_home(key)); }
+
+void A64Trip::spill(std::int32_t key, int reg) { as_.str(whole(reg, key), whole_home(key)); }
 
 void A64Trip::copy(const a64::Mem& to, const a64::Mem& from, std::size_t size) {
   load_bytes(as_, gp(9, size), from, size);
@@ -87,7 +106,8 @@ void A64Trip::arithmetic(std::size_t e, const Instruction& in) {
   const int xa = cache_.load(a, after(e, 0), bit(cache_.find(b)));
   const int xb = negation ? xa : cache_.load(b, after(e, 1), bit(xa));
   const int xd = result(e, 0, negation ? 1 : 2);
-  const a64::Vec d = fp(xd, doubles), l = fp(xa, doubles), r = fp(xb, doubles);
+  const auto reg = frames_.packed(key(e, in.dst)) ? lanes_of : fp;
+  const a64::Vec d = reg(xd, doubles), l = reg(xa, doubles), r = reg(xb, doubles);
   switch (in.op) {
     case Op::add_f64: case Op::add_f32: as_.fadd(d, l, r); break;
     case Op::sub_f64: case Op::sub_f32: as_.fsub(d, l, r); break;
@@ -177,7 +197,8 @@ bool A64Trip::unary(std::size_t e, const Instruction& in) {
   const bool doubles = in.dtype == nx::DType::float64;
   const int xa = cache_.load(key(e, in.a), after(e, 0), 0);
   const int xd = result(e, 0, 1);
-  in.prim == nx::ops::Prim::sqrt ? as_.fsqrt(fp(xd, doubles), fp(xa, doubles)) : as_.fabs(fp(xd, doubles), fp(xa, doubles));
+  const auto reg = frames_.packed(key(e, in.dst)) ? lanes_of : fp;
+  in.prim == nx::ops::Prim::sqrt ? as_.fsqrt(reg(xd, doubles), reg(xa, doubles)) : as_.fabs(reg(xd, doubles), reg(xa, doubles));
   cache_.define(xd, key(e, in.dst), written(e, 0));
   return true;
 }
@@ -200,11 +221,28 @@ bool A64Trip::select(std::size_t e, const Instruction& in) {
 // Between float32 and float64 (fcvt, rounding to nearest as the VM's cast).
 bool A64Trip::convert(std::size_t e, const Instruction& in) {
   const std::int32_t dst = key(e, in.dst);
+  if (frames_.packed(key(e, in.a)) != frames_.packed(dst)) return lanes(e, in);
   if (!is_float(in.dtype) || !is_float(frames_.type(dst)) || in.dtype == frames_.type(dst)) return false;
   const bool from_doubles = in.dtype == nx::DType::float64;
   const int xa = cache_.load(key(e, in.a), after(e, 0), 0);
   const int xd = result(e, 0, 1);
   as_.fcvt(fp(xd, !from_doubles), fp(xa, from_doubles));
+  cache_.define(xd, dst, written(e, 0));
+  return true;
+}
+
+// Between a scalar and a packed row of its type (a fused kernel's row,
+// fused_loop.cpp): a scalar repeated along the row (dup), or lane `aux` of
+// the row. False: not those.
+bool A64Trip::lanes(std::size_t e, const Instruction& in) {
+  const std::int32_t dst = key(e, in.dst);
+  if (!is_float(in.dtype) || frames_.type(dst) != in.dtype) return false;
+  const bool doubles = in.dtype == nx::DType::float64;
+  const int xa = cache_.load(key(e, in.a), after(e, 0), 0);
+  const int xd = result(e, 0, 1);
+  const a64::Vec v = a64::v(std::uint32_t(xa));
+  if (frames_.packed(dst)) as_.dup(lanes_of(xd, doubles), doubles ? v.d(0) : v.s(0));
+  else as_.dup(fp(xd, doubles), doubles ? v.d(std::uint32_t(in.aux)) : v.s(std::uint32_t(in.aux)));
   cache_.define(xd, dst, written(e, 0));
   return true;
 }
@@ -270,7 +308,7 @@ void A64Trip::move(const Move& m) {
     else copy(home(m.to.index), home(m.from.index), size);
     return;
   }
-  const bool doubles = type == nx::DType::float64;
+  const bool doubles = type == nx::DType::float64;  // (a carry: never a packed row)
   const auto reg = [&](const Place& p) { return fp(p.kind == Place::scratch ? 31 : p.index, doubles); };
   const bool from_register = m.from.kind != Place::home, to_register = m.to.kind != Place::home;
   if (from_register && to_register) as_.fmov(reg(m.to), reg(m.from));

@@ -1,13 +1,14 @@
 // One trip emitted for 64-bit ARM (AArch64, AAPCS64) with asmjit's
-// a64::Assembler: the plan of trip.hpp written as scalar FP code.
+// a64::Assembler: the plan of trip.hpp written as scalar FP code, and
+// packed rows of a fused kernel (two float64 or four float32 in a q
+// register: + - * /, negation, sqrt, abs on their lanes).
 //
 // Inline: float32/float64 + - * / and negation, sqrt and abs, comparisons
 // (fcmp, cset), selects (fcsel) and conversions between the two (fcvt), as
 // the VM computes them (never a fused multiply-add: its bits); + - * and
 // comparisons of 32- and 64-bit integers and and/or/xor of booleans. Every
 // other scalar instruction calls the row loop the VM calls
-// (`Instruction::row`, one element), its operands at home. Fused kernels
-// stay on the VM on this machine.
+// (`Instruction::row`, one element), its operands at home.
 //
 // v0 .. v30 hold values, v31 is the scratch of a parallel move; x9, x10
 // and x16 are the emitter's scratch general registers. The loops keep
@@ -29,8 +30,10 @@ void address(asmjit::a64::Assembler& as, const asmjit::a64::Gp& to, const Frames
 asmjit::a64::Gp gp(std::uint32_t id, std::size_t size);
 void load_bytes(asmjit::a64::Assembler& as, const asmjit::a64::Gp& to, const asmjit::a64::Mem& from, std::size_t size);
 void store_bytes(asmjit::a64::Assembler& as, const asmjit::a64::Mem& to, const asmjit::a64::Gp& from, std::size_t size);
-// A vector register as a double (d) or a float (s).
+// A vector register as a double (d) or a float (s), or as a packed row of
+// them (2d, 4s).
 asmjit::a64::Vec fp(int reg, bool doubles);
+asmjit::a64::Vec lanes_of(int reg, bool doubles);
 
 // A loop's frame on the machine stack: the frame record, x19 .. x22 and
 // d8 .. d15 saved (enter) and restored before the return (leave).
@@ -60,6 +63,9 @@ class A64Trip : public Trip {
   bool unary(std::size_t e, const Instruction& in);
   bool select(std::size_t e, const Instruction& in);
   bool convert(std::size_t e, const Instruction& in);
+  bool lanes(std::size_t e, const Instruction& in);
+  asmjit::a64::Vec whole(int reg, std::int32_t key) const;
+  asmjit::a64::Mem whole_home(std::int32_t key);
   void call_out(std::size_t e, const Instruction& in) override;
   void comment(const std::string& line) override { as_.comment(line.c_str()); }
   // A boolean at home as 0 or 1 in w (any nonzero byte is true, as the row

@@ -12,7 +12,7 @@
 
 #include "vm/native/native.hpp"
 #include "vm/native/runtime.hpp"
-#include "vm/native/x86/row_code.hpp"
+#include "vm/native/row_code.hpp"
 #include "vm/native/x86/trip.hpp"
 
 namespace rune::vm::native {
@@ -20,33 +20,6 @@ namespace rune::vm::native {
 namespace {
 
 namespace x86 = asmjit::x86;
-// The row of `length` rows at `base` that an index out of [0, length)
-// names (nx::ops::row_of: from the end, clamped, or none): a gather reads
-// a row of zeros where it names none, a scatter adds nothing (null).
-alignas(64) const unsigned char zero_row[row_bytes] = {};
-
-template <nx::ops::IndexMode Mode, bool Signed, bool Scatter>
-const char* named_row(std::int64_t index, std::uint64_t length, const char* base, std::uint64_t bytes) {
-  const std::size_t row = Signed ? nx::ops::row_of<Mode>(index, length) : nx::ops::row_of<Mode>(std::uint64_t(index), length);
-  if (row == nx::ops::no_row) return Scatter ? nullptr : reinterpret_cast<const char*>(zero_row);
-  return base + row * bytes;
-}
-
-using NamedRow = const char* (*)(std::int64_t, std::uint64_t, const char*, std::uint64_t);
-
-template <bool Signed, bool Scatter> NamedRow named_row_for(nx::ops::IndexMode mode) {
-  return mode == nx::ops::IndexMode::drop ? &named_row<nx::ops::IndexMode::drop, Signed, Scatter>
-                                          : &named_row<nx::ops::IndexMode::clamp, Signed, Scatter>;
-}
-NamedRow named_row_for(nx::ops::IndexMode mode, bool is_signed, bool scatter) {
-  if (is_signed) return scatter ? named_row_for<true, true>(mode) : named_row_for<true, false>(mode);
-  return scatter ? named_row_for<false, true>(mode) : named_row_for<false, false>(mode);
-}
-
-bool is_signed(nx::DType t) {
-  return t == nx::DType::int8 || t == nx::DType::int16 || t == nx::DType::int32 || t == nx::DType::int64;
-}
-
 std::uint32_t shift_of(std::size_t size) { return size == 8 ? 3 : size == 4 ? 2 : size == 2 ? 1 : 0; }
 
 // General registers: the row's frame, the bases, the row, the end and the
@@ -55,44 +28,20 @@ const x86::Gp frame = x86::rbx, bases = x86::r12, row = x86::r13, end = x86::r14
 
 class FusedEmitter {
  public:
-  // The events: each read just before the instruction that first reads
-  // its value (fewer values held at once), the instructions, the writes.
   // (held: the pointers kept in registers, when no instruction calls out)
-  FusedEmitter(x86::Assembler& as, const RowCode& rc, bool comments, bool held) : as_(as), rc_(rc) {
-    frames_.add(rc.code, frame.id());
-    for (std::int32_t reg : rc.packed) frames_.pack(reg);
-    std::vector<Event> instructions;
-    add_instructions(frames_, 0, instructions);
-    std::vector<std::int32_t> read_of(rc.code.scalar_types.size(), -1);
-    for (std::size_t k = 0; k < rc.reads.size(); ++k) read_of[std::size_t(rc.reads[k].reg)] = std::int32_t(k);
-    std::vector<Event> events;
-    const auto read_before = [&](std::int32_t reg) {
-      std::int32_t& k = read_of[std::size_t(reg)];
-      if (k < 0) return;
-      reads_.push_back({events.size(), std::size_t(k)});
-      events.push_back({nullptr, 0, {}, {reg}});
-      k = -1;
-    };
-    for (Event& e : instructions) {
-      for (std::int32_t reg : e.reads) read_before(reg);
-      events.push_back(std::move(e));
-    }
-    Event writes;  // the row's end writes its results and adds
-    for (const RowCode::Access& w : rc.writes) {
-      read_before(w.reg);
-      writes.reads.push_back(w.reg);
-    }
-    events.push_back(std::move(writes));
-    trip_.emplace(as, frames_, std::move(events), comments);
-    group_pointers();
+  FusedEmitter(x86::Assembler& as, const RowCode& rc, bool comments, bool held)
+      : as_(as), rc_(rc), plan_(rc, frame.id()), trip_(as, plan_.frames, std::move(plan_.events), comments) {
+    for (std::vector<std::int32_t>& members : plan_.groups)
+      groups_.push_back({std::move(members), as_.newLabel(), as_.newLabel()});
     for (std::size_t p = 0; held && p < rc.pointers.size() && p < std::size(pointer_registers); ++p)
       held_.push_back(pointer_registers[p]);
   }
-  bool called_out() const { return trip_->called_out(); }
+  bool called_out() const { return trip_.called_out(); }
 
   // The stack: a call-out's two stack arguments, the pointers, the frame.
   void loop() {
-    X86Trip& t = *trip_;
+    X86Trip& t = trip_;
+    const auto& reads = plan_.reads;
     const std::int32_t frame_at = pointers_at + 8 * std::int32_t(rc_.pointers.size());
     // (six pushes and the return address: rsp is 16-byte aligned 8 bytes on)
     const std::int32_t bytes = (frame_at + 8 * std::int32_t(rc_.code.scalar_types.size()) + 15) / 16 * 16 + 8;
@@ -117,8 +66,8 @@ class FusedEmitter {
     for (Group& g : groups_) pointers(g);
     std::size_t next_read = 0;
     for (std::size_t e = 0; e + 1 < t.size(); ++e) {
-      if (next_read < reads_.size() && reads_[next_read].first == e) {
-        read(rc_.reads[reads_[next_read++].second], e);
+      if (next_read < reads.size() && reads[next_read].first == e) {
+        read(rc_.reads[reads[next_read++].second], e);
         continue;
       }
       t.instruction(e);
@@ -142,8 +91,7 @@ class FusedEmitter {
   static constexpr x86::Gp callee_saved[] = {x86::rbx, x86::rbp, x86::r12, x86::r13, x86::r14, x86::r15};
   // Where the first pointers are held when no instruction calls out.
   static constexpr x86::Gp pointer_registers[] = {x86::rbp, x86::rsi, x86::rdi, x86::r8, x86::r9, x86::r10, x86::r11};
-  // Pointers by the same indices into rows of one length and size: one
-  // index read and checked a row for all.
+  // A group of pointers (RowPlan::groups), and its way out of line and back.
   struct Group {
     std::vector<std::int32_t> members;
     asmjit::Label out_of_range, back;
@@ -153,27 +101,13 @@ class FusedEmitter {
   x86::Mem base(std::int32_t k) const { return x86::qword_ptr(bases, 8 * k); }
   x86::Mem pointer_slot(std::int32_t p) const { return x86::qword_ptr(x86::rsp, pointers_at + 8 * p); }
 
-  void group_pointers() {
-    for (std::size_t p = 0; p < rc_.pointers.size(); ++p) {
-      const RowCode::Pointer& a = rc_.pointers[p];
-      const auto same = [&](const Group& g) {
-        const RowCode::Pointer& b = rc_.pointers[std::size_t(g.members[0])];
-        return a.indices_register == b.indices_register && a.index == b.index && a.length == b.length &&
-               a.row_bytes == b.row_bytes && a.mode == b.mode;
-      };
-      auto g = std::find_if(groups_.begin(), groups_.end(), same);
-      if (g == groups_.end()) g = groups_.insert(g, Group{{}, as_.newLabel(), as_.newLabel()});
-      g->members.push_back(std::int32_t(p));
-    }
-  }
-
   // A group's pointers for this row: the operands' rows the index names,
   // in one compare when it is in range (a negative index is past every row,
   // unsigned), else out of line.
   void pointers(const Group& g) {
     const RowCode::Pointer& ptr = rc_.pointers[std::size_t(g.members[0])];
     const std::size_t size = nx::size_of(ptr.index);
-    const bool sign = is_signed(ptr.index);
+    const bool sign = signed_indices(ptr);
     as_.mov(x86::rdx, base(ptr.indices));
     const x86::Mem index = x86::ptr(x86::rdx, row, shift_of(size), 0, std::uint32_t(size));
     if (size == 8) as_.mov(x86::rax, index);
@@ -210,7 +144,7 @@ class FusedEmitter {
       as_.mov(x86::rsi, asmjit::imm(ptr.length));
       as_.mov(x86::rdx, base(ptr.base));
       as_.mov(x86::rcx, asmjit::imm(ptr.row_bytes));
-      as_.mov(x86::rax, asmjit::imm(reinterpret_cast<const void*>(named_row_for(ptr.mode, is_signed(ptr.index), ptr.scatter))));
+      as_.mov(x86::rax, asmjit::imm(reinterpret_cast<const void*>(named_row(ptr))));
       as_.call(x86::rax);
       as_.mov(pointer_slot(p), x86::rax);
     }
@@ -221,9 +155,9 @@ class FusedEmitter {
   // Where an access is this row; the address's register in rdx (loaded
   // unless the access before left it there).
   x86::Mem place(const RowCode::Access& a) {
-    const std::size_t size = frames_.size_of(a.reg);
+    const std::size_t size = plan_.frames.size_of(a.reg);
     x86::Mem at = address(a, size);
-    at.setSize(frames_.packed(a.reg) ? std::uint32_t(row_bytes) : std::uint32_t(size));
+    at.setSize(plan_.frames.packed(a.reg) ? std::uint32_t(row_bytes) : std::uint32_t(size));
     return at;
   }
   x86::Mem address(const RowCode::Access& a, std::size_t size) {
@@ -242,22 +176,22 @@ class FusedEmitter {
   }
 
   void read(const RowCode::Access& r, std::size_t e) {
-    const std::int32_t next = trip_->written(e, 0);
+    const std::int32_t next = trip_.written(e, 0);
     if (next == never) return;
     const x86::Mem at = place(r);
-    if (!is_float(frames_.type(r.reg))) return trip_->copy(trip_->home(r.reg), at, frames_.size_of(r.reg));
-    RegisterCache& cache = trip_->cache();
+    if (!is_float(plan_.frames.type(r.reg))) return trip_.copy(trip_.home(r.reg), at, plan_.frames.size_of(r.reg));
+    RegisterCache& cache = trip_.cache();
     const int xmm = cache.allocate(0);
-    move_value(as_, frames_, r.reg, x86::xmm(std::uint32_t(xmm)), at);
+    move_value(as_, plan_.frames, r.reg, x86::xmm(std::uint32_t(xmm)), at);
     cache.define(xmm, r.reg, next);
   }
 
   void write(const RowCode::Access& w) {
-    RegisterCache& cache = trip_->cache();
+    RegisterCache& cache = trip_.cache();
     if (w.at != RowCode::At::pointer) {
       const x86::Mem at = place(w);
-      if (!is_float(frames_.type(w.reg))) return trip_->copy(at, trip_->home(w.reg), frames_.size_of(w.reg));
-      return move_value(as_, frames_, w.reg, at, x86::xmm(std::uint32_t(cache.load(w.reg, never, 0))));
+      if (!is_float(plan_.frames.type(w.reg))) return trip_.copy(at, trip_.home(w.reg), plan_.frames.size_of(w.reg));
+      return move_value(as_, plan_.frames, w.reg, at, x86::xmm(std::uint32_t(cache.load(w.reg, never, 0))));
     }
     // (a scatter's add of a row, out + update lane by lane as eager adds;
     // none where the index names no row)
@@ -268,18 +202,17 @@ class FusedEmitter {
     as_.test(row_pointer, row_pointer);
     as_.jz(skip);
     const x86::Xmm sum = x86::xmm15;
-    move_value(as_, frames_, w.reg, sum, at);
-    frames_.is_double(w.reg) ? as_.addpd(sum, x86::xmm(std::uint32_t(update)))
+    move_value(as_, plan_.frames, w.reg, sum, at);
+    plan_.frames.is_double(w.reg) ? as_.addpd(sum, x86::xmm(std::uint32_t(update)))
                              : as_.addps(sum, x86::xmm(std::uint32_t(update)));
-    move_value(as_, frames_, w.reg, at, sum);
+    move_value(as_, plan_.frames, w.reg, at, sum);
     as_.bind(skip);
   }
 
   x86::Assembler& as_;
   const RowCode& rc_;
-  Frames frames_;
-  std::optional<X86Trip> trip_;
-  std::vector<std::pair<std::size_t, std::size_t>> reads_;  // (event, read) in order
+  RowPlan plan_;
+  X86Trip trip_;
   std::vector<Group> groups_;
   std::int32_t rdx_ = none;  // the base (or -2 - pointer) rdx holds
   std::vector<x86::Gp> held_;  // the registers holding the first pointers

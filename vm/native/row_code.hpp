@@ -1,9 +1,9 @@
 // A fused kernel as the code of one row (row_code.cpp), which the kernel's
-// loop in machine code runs once a row (fused_loop.cpp): every value a packed
-// row of 16 bytes (two float64, four float32) in one xmm register, or a
-// scalar (a value of one element per row, or of one element); the steps'
-// instructions, which the Trip emits (trip.hpp); the reads at the top of a
-// row and the writes at its end.
+// loop in machine code runs once a row (each machine's fused_loop.cpp):
+// every value a packed row of 16 bytes (two float64, four float32) in one
+// vector register (xmm, q), or a scalar (a value of one element per row, or
+// of one element); the steps' instructions, which the Trip emits
+// (trip.hpp); the reads at the top of a row and the writes at its end.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "vm/code.hpp"
+#include "vm/native/trip.hpp"
 
 namespace rune::vm::native {
 
@@ -54,5 +55,30 @@ struct RowCode {
 
 // The row code of a kernel, or why the tier leaves the kernel on the VM.
 const char* row_code(const FusedKernel& m, std::optional<RowCode>& out);
+
+// A row code as each machine's fused loop runs it: its frame (the code's
+// registers at the machine's frame register `frame`, the rows packed); the
+// events, each read just before the instruction that first reads its value
+// (fewer values held at once), the instructions, and last the row's writes
+// and adds (one event reading them); which events are reads (in order: the
+// event, the read); and the pointers grouped by what names them (the same
+// indices into rows of one length and size: one index read and checked a
+// row for all).
+struct RowPlan {
+  RowPlan(const RowCode& rc, std::uint32_t frame);
+  Frames frames;
+  std::vector<Event> events;
+  std::vector<std::pair<std::size_t, std::size_t>> reads;
+  std::vector<std::vector<std::int32_t>> groups;
+};
+
+// Whether a pointer's indices are of a signed type.
+bool signed_indices(const RowCode::Pointer& p);
+// The row a pointer's index names when it is out of [0, length), which the
+// loops find out of line (nx::ops::row_of: from the end, clamped, or none):
+// called with (index, length, the operand's base, its row's bytes); a
+// gather's row of zeros where it names none, a scatter's null (no add).
+using NamedRow = const char* (*)(std::int64_t index, std::uint64_t length, const char* base, std::uint64_t bytes);
+NamedRow named_row(const RowCode::Pointer& p);
 
 }  // namespace rune::vm::native

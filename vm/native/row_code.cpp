@@ -9,7 +9,7 @@
 // eager's). Every other kernel stays on the VM: rows of other lengths or
 // types, whole reductions, broadcast operands, steps on whole rows other
 // than + - * /, negation, sqrt and abs.
-#include "vm/native/x86/row_code.hpp"
+#include "vm/native/row_code.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -261,7 +261,68 @@ class RowWriter {
   std::vector<std::int32_t> spread_;  // per slot of a scalar: the register repeating it along a row, once made
 };
 
+alignas(64) const unsigned char zero_row[row_bytes] = {};
+
+template <nx::ops::IndexMode Mode, bool Signed, bool Scatter>
+const char* row_named(std::int64_t index, std::uint64_t length, const char* base, std::uint64_t bytes) {
+  const std::size_t row = Signed ? nx::ops::row_of<Mode>(index, length) : nx::ops::row_of<Mode>(std::uint64_t(index), length);
+  if (row == nx::ops::no_row) return Scatter ? nullptr : reinterpret_cast<const char*>(zero_row);
+  return base + row * bytes;
+}
+
+template <bool Signed, bool Scatter> NamedRow row_named_by(nx::ops::IndexMode mode) {
+  return mode == nx::ops::IndexMode::drop ? &row_named<nx::ops::IndexMode::drop, Signed, Scatter>
+                                          : &row_named<nx::ops::IndexMode::clamp, Signed, Scatter>;
+}
+
 }  // namespace
+
+RowPlan::RowPlan(const RowCode& rc, std::uint32_t frame) {
+  frames.add(rc.code, frame);
+  for (std::int32_t reg : rc.packed) frames.pack(reg);
+  std::vector<Event> instructions;
+  add_instructions(frames, 0, instructions);
+  std::vector<std::int32_t> read_of(rc.code.scalar_types.size(), -1);
+  for (std::size_t k = 0; k < rc.reads.size(); ++k) read_of[std::size_t(rc.reads[k].reg)] = std::int32_t(k);
+  const auto read_before = [&](std::int32_t reg) {
+    std::int32_t& k = read_of[std::size_t(reg)];
+    if (k < 0) return;
+    reads.push_back({events.size(), std::size_t(k)});
+    events.push_back({nullptr, 0, {}, {reg}});
+    k = -1;
+  };
+  for (Event& e : instructions) {
+    for (std::int32_t reg : e.reads) read_before(reg);
+    events.push_back(std::move(e));
+  }
+  Event writes;
+  for (const RowCode::Access& w : rc.writes) {
+    read_before(w.reg);
+    writes.reads.push_back(w.reg);
+  }
+  events.push_back(std::move(writes));
+  for (std::size_t p = 0; p < rc.pointers.size(); ++p) {
+    const RowCode::Pointer& a = rc.pointers[p];
+    const auto same = [&](const std::vector<std::int32_t>& g) {
+      const RowCode::Pointer& b = rc.pointers[std::size_t(g[0])];
+      return a.indices_register == b.indices_register && a.index == b.index && a.length == b.length &&
+             a.row_bytes == b.row_bytes && a.mode == b.mode;
+    };
+    auto g = std::find_if(groups.begin(), groups.end(), same);
+    if (g == groups.end()) g = groups.insert(g, std::vector<std::int32_t>{});
+    g->push_back(std::int32_t(p));
+  }
+}
+
+bool signed_indices(const RowCode::Pointer& p) {
+  const nx::DType t = p.index;
+  return t == nx::DType::int8 || t == nx::DType::int16 || t == nx::DType::int32 || t == nx::DType::int64;
+}
+
+NamedRow named_row(const RowCode::Pointer& p) {
+  if (signed_indices(p)) return p.scatter ? row_named_by<true, true>(p.mode) : row_named_by<true, false>(p.mode);
+  return p.scatter ? row_named_by<false, true>(p.mode) : row_named_by<false, false>(p.mode);
+}
 
 const char* row_code(const FusedKernel& m, std::optional<RowCode>& out) {
   RowWriter writer(m);
