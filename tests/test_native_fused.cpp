@@ -223,3 +223,25 @@ TEST_CASE("rune::JitOptions::native_after 0 promotes a function's fused kernels 
   CHECK(test::promotions([&] { for (int k = 0; k < 100; ++k) (void)by_default(p, i, j); }).empty());
   CHECK(test::same_bits(at_once(p, i, j), differences(p, i, j)));
 }
+
+TEST_CASE("a kernel in rows of more scalars than the AArch64 emitter's offsets reach stays on the VM there") {
+  auto f = [](const Tensor& x, const Tensor& w) {
+    Tensor v = x - nx::sum(x, {1}, true);
+    for (int k = 0; k < 150; ++k) v = v * 0.5 + w;  // (some 600 scalars a row: a packed row takes two)
+    return v;
+  };
+  const Tensor x = nx::reshape(nx::linspace(nx::float64, -1., 1., 8), {4, 2});
+  const Tensor w = nx::reshape(nx::linspace(nx::float64, 0., 1., 8), {4, 2});
+  const std::size_t promoted = vm_and_native_agree(f, x, w);
+  const auto [on_vm, code] = both_codes(f, x, w);
+  REQUIRE(code->kernels.size() == 1);
+#if defined(__aarch64__)
+  CHECK(promoted == 0);
+  if (native::built())
+    CHECK(std::string(native::fused_refusal(code->kernels[0])) ==
+          "its frames hold more than 512 scalars (beyond the AArch64 emitter's offsets)");
+  CHECK(native::fused_listing(code->kernels[0]).empty());
+#else
+  CHECK(promoted == (promotes() ? 1u : 0u));
+#endif
+}

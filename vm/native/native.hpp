@@ -28,7 +28,7 @@ namespace rune::vm::native {
 enum class Mode : std::uint8_t { off, on, eager };
 Mode mode();
 // Whether this build has the tier, and whether it emits fused kernels
-// (x86-64's emitter does; AArch64's leaves them on the VM).
+// (both machines' emitters do; a build without the tier does not).
 bool built();
 bool fuses();
 

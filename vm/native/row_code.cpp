@@ -105,7 +105,7 @@ class RowWriter {
     const auto add = [&](bool whole_row, At at, std::int32_t base) {
       if (whole_row && !packs(slot.dtype)) return "it reads rows other than two float64 or four float32";
       regs_[std::size_t(k)] = new_register(slot.dtype, whole_row);
-      out_.reads.push_back({regs_[std::size_t(k)], at, base, 0});
+      out_.reads.push_back({regs_[std::size_t(k)], at, base});
       return static_cast<const char*>(nullptr);
     };
     if (slot.source == Source::indexed) {
@@ -234,12 +234,12 @@ class RowWriter {
     const FusedKernel::Place& place = m_.places[std::size_t(k)];
     if (place.kind == Kind::per_row) {
       if (is_packed(regs_[std::size_t(k)])) return "it writes a result the tier does not place";
-      out_.writes.push_back({regs_[std::size_t(k)], RowCode::At::row, k, 0});
+      out_.writes.push_back({regs_[std::size_t(k)], RowCode::At::row, k});
       return nullptr;
     }
     if (place.kind != Kind::memory || place.stride != 1 || !packs(slot.dtype))
       return "it writes a result the tier does not place";
-    out_.writes.push_back({row_of(k), RowCode::At::element, k, 0});
+    out_.writes.push_back({row_of(k), RowCode::At::element, k});
     return nullptr;
   }
 
@@ -249,7 +249,7 @@ class RowWriter {
     if (!packs(m_.slots[std::size_t(s.slot)].dtype)) return "it scatters rows other than two float64 or four float32";
     const std::int32_t p = pointer(s.rows, s.indices, std::int32_t(m_.slots.size() + k), size_of(s.slot), true);
     if (p < 0) return "it scatters rows other than the kernel's, or in slabs";
-    out_.writes.push_back({row_of(s.slot), RowCode::At::pointer, p, 0});
+    out_.writes.push_back({row_of(s.slot), RowCode::At::pointer, p});
     return nullptr;
   }
 

@@ -39,15 +39,14 @@ struct RowCode {
     bool scatter = false;
   };
   // A register read at the top of a row or written at its end: at
-  // bases[base] + offset, plus the row's first element's bytes (element),
-  // the row's (row: a value of one element per row), nothing (fixed), or at
-  // pointer's row (pointer; an add, for a write).
+  // bases[base] plus the row's first element's bytes (element: always a
+  // packed row), the row's (row: a value of one element per row), nothing
+  // (fixed), or at pointer's row (pointer; an add, for a write).
   enum class At : std::uint8_t { element, row, fixed, pointer };
   struct Access {
     std::int32_t reg = 0;
     At at = At::fixed;
     std::int32_t base = 0;  // (pointer: the pointer's index)
-    std::int32_t offset = 0;
   };
   std::vector<Pointer> pointers;
   std::vector<Access> reads, writes;

@@ -46,6 +46,17 @@ a64::Vec lanes_of(int reg, bool doubles) {
   return doubles ? a64::Vec(v.d2()) : a64::Vec(v.s4());
 }
 
+void move_immediate(a64::Assembler& as, const a64::Gp& to, std::uint64_t bits) {
+  as.movz(to, bits & 0xffff);
+  for (std::uint32_t shift = 16; shift < 64; shift += 16)
+    if (const std::uint64_t part = (bits >> shift) & 0xffff) as.movk(to, part, a64::lsl(shift));
+}
+
+void call(a64::Assembler& as, const void* target) {
+  move_immediate(as, a64::x16, reinterpret_cast<std::uint64_t>(target));
+  as.blr(a64::x16);
+}
+
 // (112 bytes: the frame record, four general registers, eight halves of
 // vector registers)
 void enter(a64::Assembler& as) {
@@ -64,9 +75,8 @@ void leave(a64::Assembler& as) {
   as.ret(a64::x30);
 }
 
-// A value's register as wide as the value: a scalar (d, s) or a packed row (q).
 a64::Vec A64Trip::whole(int reg, std::int32_t key) const {
-  return frames_.packed(key) ? a64::Vec(a64::q(std::uint32_t(reg))) : fp(reg, frames_.is_double(key));
+  return frames_.packed(key) ? a64::Vec(a64::v(std::uint32_t(reg)).q()) : fp(reg, frames_.is_double(key));
 }
 
 // A home to load or store the whole value from: a packed row's 16 bytes
@@ -292,10 +302,7 @@ void A64Trip::call_out(std::size_t e, const Instruction& in) {
       break;
   }
   if (comments_) as_.comment(("; the row loop of " + std::string(nx::ops::info(in.prim).name)).c_str());
-  const auto bits = reinterpret_cast<std::uint64_t>(target);
-  as_.movz(a64::x16, bits & 0xffff);
-  for (std::uint32_t shift = 16; shift < 64; shift += 16) as_.movk(a64::x16, (bits >> shift) & 0xffff, a64::lsl(shift));
-  as_.blr(a64::x16);
+  call(as_, target);
 }
 
 void A64Trip::move(const Move& m) {

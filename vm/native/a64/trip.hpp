@@ -35,6 +35,12 @@ void store_bytes(asmjit::a64::Assembler& as, const asmjit::a64::Mem& to, const a
 asmjit::a64::Vec fp(int reg, bool doubles);
 asmjit::a64::Vec lanes_of(int reg, bool doubles);
 
+// `to` = bits (a movz, and a movk for each other nonzero 16 bits), and a
+// call of `target` through x16 (which listings show as a movz of
+// `<row loop>`: runtime.hpp's readable).
+void move_immediate(asmjit::a64::Assembler& as, const asmjit::a64::Gp& to, std::uint64_t bits);
+void call(asmjit::a64::Assembler& as, const void* target);
+
 // A loop's frame on the machine stack: the frame record, x19 .. x22 and
 // d8 .. d15 saved (enter) and restored before the return (leave).
 void enter(asmjit::a64::Assembler& as);
@@ -49,6 +55,8 @@ class A64Trip : public Trip {
   // Copies an element of `size` bytes from memory to memory through x9.
   void copy(const asmjit::a64::Mem& to, const asmjit::a64::Mem& from, std::size_t size);
   asmjit::a64::Mem home(std::int32_t key) const { return native::home(frames_, key); }
+  // A value's register as wide as the value: a scalar (d, s) or a packed row (q).
+  asmjit::a64::Vec whole(int reg, std::int32_t key) const;
 
  private:
   void fill(int reg, std::int32_t key) override;
@@ -64,7 +72,6 @@ class A64Trip : public Trip {
   bool select(std::size_t e, const Instruction& in);
   bool convert(std::size_t e, const Instruction& in);
   bool lanes(std::size_t e, const Instruction& in);
-  asmjit::a64::Vec whole(int reg, std::int32_t key) const;
   asmjit::a64::Mem whole_home(std::int32_t key);
   void call_out(std::size_t e, const Instruction& in) override;
   void comment(const std::string& line) override { as_.comment(line.c_str()); }

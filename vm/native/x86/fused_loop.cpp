@@ -162,16 +162,16 @@ class FusedEmitter {
   }
   x86::Mem address(const RowCode::Access& a, std::size_t size) {
     if (a.at == RowCode::At::pointer && std::size_t(a.base) < held_.size()) {
-      return x86::ptr(held_[std::size_t(a.base)], a.offset, std::uint32_t(size));
+      return x86::ptr(held_[std::size_t(a.base)], 0, std::uint32_t(size));
     }
     const std::int32_t holds = a.at == RowCode::At::pointer ? -2 - a.base : a.base;
     if (rdx_ != holds) as_.mov(x86::rdx, a.at == RowCode::At::pointer ? pointer_slot(a.base) : base(a.base));
     rdx_ = holds;
     switch (a.at) {
       case RowCode::At::element:
-        return x86::ptr(x86::rdx, first, shift_of(size), a.offset, std::uint32_t(size));
-      case RowCode::At::row: return x86::ptr(x86::rdx, row, shift_of(size), a.offset, std::uint32_t(size));
-      default: return x86::ptr(x86::rdx, a.offset, std::uint32_t(size));
+        return x86::ptr(x86::rdx, first, shift_of(size), 0, std::uint32_t(size));
+      case RowCode::At::row: return x86::ptr(x86::rdx, row, shift_of(size), 0, std::uint32_t(size));
+      default: return x86::ptr(x86::rdx, 0, std::uint32_t(size));
     }
   }
 
