@@ -113,11 +113,24 @@ static void run(int threads, const nx::Tensor& x, const nx::Tensor& ones, const 
   bench::Stats ex = bench::measure([&] { nx::Tensor y = expr(); bench::keep(y); }, 11, 2);
   report_chain("rune nx eager expression", ex, "; unfused: 8 eager ops, new result per op");
 
-  // (c) the same expression compiled: rune::jit, one trace, then the program per call.
-  const auto compiled = rune::jit([](const nx::Tensor& v) { return nx::tanh(v * 2.0 + 1.0) * v - nx::exp(-v * v); });
+  // (c) the same expression compiled: rune::jit, one trace, then the program
+  // per call; its kernel as machine code (promoted in the first call, which
+  // passes 2^17 elements) and on the VM alone (native_after -1), in
+  // alternating rounds.
+  auto chain = [](const nx::Tensor& v) { return nx::tanh(v * 2.0 + 1.0) * v - nx::exp(-v * v); };
+  const auto compiled = rune::jit(chain);
+  rune::JitOptions vm_alone;
+  vm_alone.native_after = -1;
+  const auto on_vm = rune::jit(chain, vm_alone);
   check_chain(compiled(x), "rune jit");
-  bench::Stats cx = bench::measure([&] { nx::Tensor y = compiled(x); bench::keep(y); }, 11, 2);
-  report_chain("rune jit expression", cx, "; rune::jit of the same chain (traced once); new result per call");
+  check_chain(on_vm(x), "rune jit, VM alone");
+  const auto cx = bench::measure_rounds(
+      3, 5, 1, [&] { nx::Tensor y = compiled(x); bench::keep(y); }, [&] { nx::Tensor y = on_vm(x); bench::keep(y); });
+  report_chain("rune jit expression", cx[0],
+               "; rune::jit of the same chain (traced once); new result per call; its kernel as machine code "
+               "(a block loop); 3 rounds of 5, alternating with the VM alone");
+  report_chain("rune VM alone: jit expression", cx[1],
+               "; the same, JitOptions::native_after = -1: the kernel on the VM");
 
   // The bandwidth limit, same size, preallocated outputs.
   float* a = static_cast<float*>(std::aligned_alloc(64, N * sizeof(float)));

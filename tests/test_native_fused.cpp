@@ -6,6 +6,7 @@
 // spring kernel; the kernels it leaves on the VM say why.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -17,6 +18,7 @@
 #include "ir/eval.hpp"
 #include "ir/passes/pipeline.hpp"
 #include "vm/compile.hpp"
+#include "vm/kernel_memory.hpp"
 #include "vm/listing.hpp"
 #include "vm/machine.hpp"
 #include <rune/rune.hpp>
@@ -202,7 +204,12 @@ TEST_CASE("kernels the machine-code tier leaves on the VM say why") {
   auto difference = [](const Tensor& v, const Tensor& from, const Tensor& to) {
     return nx::tanh(nx::take(v, to, 0) - nx::take(v, from, 0));
   };
+#if defined(__x86_64__)  // (kernels not in rows: block loops, x86-64's only)
+  CHECK(why([](const Tensor& v) { return nx::exp(v) * 2.; }, y) ==
+        "no two of its steps in a row are + - * /, negation, sqrt or abs of one float type");
+#else
   CHECK(why([](const Tensor& v) { return nx::exp(v) * 2.; }, y) == "it is not in rows of two float64 or four float32");
+#endif
   CHECK(why(difference, x, i, j) == "it reads rows other than two float64 or four float32");
   CHECK(why([](const Tensor& v) { return nx::sum(v * v); }, y) ==
         "it reduces whole values (the VM folds them block by block)");
@@ -243,5 +250,101 @@ TEST_CASE("a kernel in rows of more scalars than the AArch64 emitter's offsets r
   CHECK(native::fused_listing(code->kernels[0]).empty());
 #else
   CHECK(promoted == (promotes() ? 1u : 0u));
+#endif
+}
+
+namespace {
+
+// A random elementwise kernel (not in rows) over n elements: values from x
+// and y, a scalar s and a one-element tensor e, combined by steps the tier
+// computes in vector registers (+ - * /, negation, abs, sqrt) and steps it
+// calls out for (exp, tanh, a select on a comparison), in random order and
+// number: results the last value and some earlier ones.
+struct RandomBlocks {
+  nx::DType type = nx::float32;
+  std::int64_t n = 1;
+  struct Op {
+    int kind, a, b;
+  };
+  std::vector<Op> ops;
+
+  RandomBlocks(std::mt19937& rng, std::int64_t size) : n(size) {
+    auto pick = [&](int k) { return std::uniform_int_distribution<int>(0, k - 1)(rng); };
+    if (pick(2)) type = nx::float64;
+    for (int k = 2 + pick(24); k-- > 0;) {
+      const int values = 4 + int(ops.size());
+      ops.push_back({pick(10), pick(values), pick(values)});
+    }
+  }
+
+  std::vector<Tensor> operator()(const Tensor& x, const Tensor& y, const Tensor& s, const Tensor& e) const {
+    std::vector<Tensor> v{x, y, s, e};
+    for (const Op& op : ops) {
+      const Tensor& a = v[std::size_t(op.a)];
+      const Tensor& b = v[std::size_t(op.b)];
+      switch (op.kind) {
+        case 0: v.push_back(a + b); break;
+        case 1: v.push_back(a - b); break;
+        case 2: v.push_back(a * b); break;
+        case 3: v.push_back(a / b); break;
+        case 4: v.push_back(-a); break;
+        case 5: v.push_back(nx::abs(a)); break;
+        case 6: v.push_back(nx::sqrt(a)); break;
+        case 7: v.push_back(nx::exp(a)); break;
+        case 8: v.push_back(nx::tanh(a)); break;
+        default: v.push_back(nx::where(nx::less(a, b), a, b * 0.5)); break;
+      }
+    }
+    // (every value of the kernel's shape: one element broadcast to it)
+    return {v.back() + x * 0., v[v.size() / 2] + y * 0., v[4] + x * 0.};
+  }
+
+  std::vector<Tensor> arguments(std::mt19937& rng, bool special) const {
+    std::vector<double> x(static_cast<std::size_t>(n)), y(static_cast<std::size_t>(n));
+    for (double& v : x) v = value(rng, special);
+    for (double& v : y) v = value(rng, special);
+    return {nx::create(type, {n}, x), nx::create(type, {n}, y), nx::scalar(type, value(rng, special)),
+            nx::create(type, {1}, {value(rng, special)})};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("random elementwise kernels give the VM's and the reference interpreter's bits as machine code") {
+  const std::int64_t sizes[] = {1, 3, 8, 15, 16, 17, 33, 1023, 1024, 1025, 3001, 70001};
+  std::size_t promoted = 0;
+  for (std::uint32_t seed = 1; seed <= 96; ++seed) {
+    std::mt19937 rng(seed);
+    const RandomBlocks kernel(rng, sizes[seed % std::size(sizes)]);
+    const std::vector<Tensor> args = kernel.arguments(rng, seed % 2 == 0);
+    INFO("seed " << seed << ": " << nx::name(kernel.type) << " [" << kernel.n << "], " << kernel.ops.size() << " steps");
+    auto f = [&](const Tensor& x, const Tensor& y, const Tensor& s, const Tensor& e) { return kernel(x, y, s, e); };
+    promoted += vm_and_native_agree(f, args[0], args[1], args[2], args[3]);
+  }
+#if defined(__x86_64__)
+  if (promotes()) CHECK(promoted > 48);
+#else
+  CHECK(promoted == 0);  // (kernels not in rows stay on the VM there)
+#endif
+}
+
+TEST_CASE("an elementwise kernel writing past the caches gives the VM's bits as machine code") {
+  const std::size_t threshold = rune::vm::streaming_threshold();
+  if (threshold > (std::size_t(64) << 20)) {
+    WARN("this machine's caches stream only results past 64 MiB: not tried");
+    return;
+  }
+  const std::int64_t n = std::int64_t(threshold / 4) + 1000;  // (float32: its result streamed, with a tail)
+  auto chain = [](const Tensor& v) { return nx::tanh(v * 2. + 1.) * v - nx::exp(-v * v); };
+  const Tensor x = nx::linspace(nx::float32, -3., 3., n);
+  const std::size_t promoted = vm_and_native_agree(chain, x);
+  const auto [on_vm, code] = both_codes(chain, x);
+  REQUIRE(code->kernels.size() == 1);
+#if defined(__x86_64__)
+  CHECK(promoted == (promotes() ? 1u : 0u));
+  const bool streamed = std::ranges::count(code->kernels[0].streamed, true) > 0;  // (not by the portable loops)
+  if (native::built() && streamed) CHECK(native::fused_listing(code->kernels[0]).find("movntp") != std::string::npos);
+#else
+  CHECK(promoted == 0);
 #endif
 }

@@ -245,6 +245,9 @@ struct FusedKernel {
   // of them asked of the caches before each step, [first, last).
   std::vector<std::int32_t> fetched;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> fetch_lines;
+  // Per slot: whether its step writes it past the caches (its streaming
+  // row loop: a large result no later step reads).
+  std::vector<bool> streamed;
   // The length of the rows the kernel runs in (0: none), its rows
   // operands': its blocks never cross a row boundary (whole rows, or parts
   // of one row).

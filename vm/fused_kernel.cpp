@@ -224,10 +224,12 @@ void each_slab(const FusedKernel::Rows& r, std::int64_t begin, std::int64_t n, E
 // A kernel in rows (m.row) computes blocks of whole rows, or parts of one.
 class Blocks {
  public:
-  // (scattered: the buffers of the kernel's scatters' results)
-  Blocks(const FusedKernel& m, const Bases& bases, char* const* scattered = nullptr)
+  // (scattered: the buffers of the kernel's scatters' results; loop: the
+  // kernel's steps over a block in machine code, when it is promoted)
+  Blocks(const FusedKernel& m, const Bases& bases, char* const* scattered = nullptr,
+         native::BlockLoop loop = nullptr)
       : m_(m), places_(m.places.data()), bases_(bases.data()), scattered_(scattered),
-        temps_(block_buffers(m.block_bytes)) {}
+        temps_(block_buffers(m.block_bytes)), loop_(loop) {}
 
   // Where slot k's elements of the block from `begin` are.
   char* ptr(std::int32_t k, std::int64_t begin) const {
@@ -273,7 +275,8 @@ class Blocks {
     const FusedKernel::Step* const steps = m_.steps.data();
     const std::size_t count = m_.steps.size();
     const bool fetch = next_n > 0 && !m_.fetched.empty();
-    for (std::size_t i = 0; i < count; ++i) {
+    if (loop_) loop_(at.data(), n);  // (which asks for the next block's elements as it goes)
+    for (std::size_t i = 0; !loop_ && i < count; ++i) {
       if (fetch) prefetch(next, next_n, i);
       if (steps[i].over == FusedKernel::Step::Over::paired) paired(steps[i], begin, n, at[std::size_t(steps[i].out)]);
       else run_step(steps[i], places_, at.data(), n, m_.row);
@@ -368,6 +371,7 @@ class Blocks {
   char* const* bases_;
   char* const* scattered_;
   unsigned char* temps_;
+  native::BlockLoop loop_;
 };
 
 // Where each reduction's results go, and their size.
@@ -541,8 +545,9 @@ void run_native(const FusedKernel& m, Frame& f, native::FusedLoop loop) {
 }
 
 // A kernel of one block (FusedKernel::single_block): its steps run straight on
-// its slots' base addresses, the temporaries' on the stack.
-void run_one_block(const FusedKernel& m, Frame& f) {
+// its slots' base addresses, the temporaries' on the stack (by `loop` when
+// it is promoted).
+void run_one_block(const FusedKernel& m, Frame& f, native::BlockLoop loop) {
   Held held;
   alignas(align) unsigned char on_stack[8192];  // (a few temporaries' blocks need no thread buffer)
   unsigned char* const temps = m.block_bytes <= sizeof on_stack ? on_stack : block_buffers(m.block_bytes);
@@ -551,11 +556,13 @@ void run_one_block(const FusedKernel& m, Frame& f) {
   for (std::size_t k = 0; k < slots; ++k)
     at[k] = m.places[k].kind == Place::Kind::temporary ? reinterpret_cast<char*>(temps + m.places[k].offset)
                                                        : slot_base(m, k, f, held, nullptr);
+  if (loop) return loop(at, m.size);
   for (const FusedKernel::Step& s : m.steps) run_step(s, m.places.data(), at, m.size, m.row);
 }
 
-// Any other kernel: its blocks, on oneTBB when it is large.
-void run_blocks(const FusedKernel& m, Frame& f) {
+// Any other kernel: its blocks, on oneTBB when it is large (by `loop` when
+// it is promoted).
+void run_blocks(const FusedKernel& m, Frame& f, native::BlockLoop loop) {
   Held held;
   const std::size_t slots = m.slots.size();
   Bases bases(slots, boost::container::default_init);
@@ -582,7 +589,7 @@ void run_blocks(const FusedKernel& m, Frame& f) {
     scatter_results(m, f, scattered);
     return Blocks(m, bases, scattered.data()).run(0, m.size);
   }
-  if (m.size < nx::ops::parallel_grain) return Blocks(m, bases).run(0, m.size);
+  if (m.size < nx::ops::parallel_grain) return Blocks(m, bases, nullptr, loop).run(0, m.size);
   // (chunks of whole rows when the kernel is in rows)
   const std::int64_t grain = m.row == 0 ? nx::ops::chunk_elements
                                         : std::max<std::int64_t>(1, nx::ops::chunk_elements / m.row) * m.row;
@@ -590,7 +597,7 @@ void run_blocks(const FusedKernel& m, Frame& f) {
   tbb::parallel_for(
       tbb::blocked_range<std::int64_t>(0, chunks, 1),
       [&](const tbb::blocked_range<std::int64_t>& r) {
-        Blocks(m, bases).run(r.begin() * grain, std::min(m.size, r.end() * grain));
+        Blocks(m, bases, nullptr, loop).run(r.begin() * grain, std::min(m.size, r.end() * grain));
       },
       tbb::simple_partitioner());
 }
@@ -598,9 +605,10 @@ void run_blocks(const FusedKernel& m, Frame& f) {
 }  // namespace
 
 void run_fused(const FusedKernel& m, Frame& f) {
-  if (const void* loop = m.native->loop(m.size, native::emit_fused, &m, "a fused kernel", "elements"))
-    return run_native(m, f, native::as_loop<native::FusedLoop>(loop));
-  return m.single_block ? run_one_block(m, f) : run_blocks(m, f);
+  const void* loop = m.native->loop(m.size, native::emit_fused, &m, "a fused kernel", "elements");
+  if (loop && m.row > 0) return run_native(m, f, native::as_loop<native::FusedLoop>(loop));
+  const auto block_loop = native::as_loop<native::BlockLoop>(loop);  // (null: on the VM)
+  return m.single_block ? run_one_block(m, f, block_loop) : run_blocks(m, f, block_loop);
 }
 
 }  // namespace rune::vm

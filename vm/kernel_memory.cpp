@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <fstream>
 #include <unordered_map>
 #include <vector>
 
@@ -198,20 +199,32 @@ void plan_fetches(FusedKernel& m, const std::vector<bool>& streamed) {
   }
 }
 
+// The bytes of the last-level cache of the first core, as Linux reports it
+// (sysfs), else as the C library does: on the AMD EPYC of bench/RESULTS.md
+// glibc says 320 MiB (from the processor's identification: the package's
+// complexes together, it seems) where Linux says 32 MiB, one complex's,
+// which is all a core's data can fill.
+std::size_t last_level_cache() {
+  std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index3/size");
+  std::size_t kib = 0;
+  char unit = 0;
+  if (in >> kib >> unit && unit == 'K') return kib << 10;
+  const long bytes = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  return bytes > 0 ? std::size_t(bytes) : 0;
+}
+
 }  // namespace
 
 std::size_t streaming_threshold() {
-  static const std::size_t bytes = [] {
-    const long cache = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    return std::max(nx::ops::kernels::streaming_bytes, cache > 0 ? std::size_t(cache) / 2 : 0);
-  }();
+  static const std::size_t bytes = std::max(nx::ops::kernels::streaming_bytes, last_level_cache() / 2);
   return bytes;
 }
 
 void plan_kernel_memory(FusedKernel& m) {
   share_buffers(m);
   plan_places(m);
-  plan_fetches(m, stream_results(m));
+  m.streamed = stream_results(m);
+  plan_fetches(m, m.streamed);
 }
 
 }  // namespace rune::vm

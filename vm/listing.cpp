@@ -79,11 +79,7 @@ std::string fused_text(const FusedKernel& m) {
   std::string out;
   using Over = FusedKernel::Step::Over;
   for (const FusedKernel::Step& s : m.steps) {
-    out += "  " + slot_name(m, s.out) + " = " +
-           (s.over == Over::spread ? std::string("spread") : std::string(nx::ops::info(s.prim).name));
-    if (s.family == nx::ops::Family::convert && s.prim == nx::ops::Prim::convert)
-      out += " to " + std::string(nx::name(m.slots[std::size_t(s.out)].dtype));
-    for (std::int32_t in : s.inputs()) out.append(" ").append(slot_name(m, in));
+    out += "  " + step_text(m, s);
     // (a step over the block's rows: "per row"; one reducing or spreading them: their length)
     if (s.over == Over::rows) out += "  ; per row";
     if (s.over == Over::paired) out += "  ; rows read in place";
@@ -172,6 +168,15 @@ std::string register_text(const Code& code, const Frame& frame, Location at) {
 std::string trace_line(const Code& code, const Instruction& in, const Frame& frame) {
   std::string out = instruction_text(code, in);
   for (Location at : writes(code, in)) out += "  ; " + register_text(code, frame, at);
+  return out;
+}
+
+std::string step_text(const FusedKernel& m, const FusedKernel::Step& s) {
+  std::string out = slot_name(m, s.out) + " = " +
+                    (s.over == FusedKernel::Step::Over::spread ? std::string("spread") : std::string(nx::ops::info(s.prim).name));
+  if (s.family == nx::ops::Family::convert && s.prim == nx::ops::Prim::convert)
+    out += " to " + std::string(nx::name(m.slots[std::size_t(s.out)].dtype));
+  for (std::int32_t in : s.inputs()) out.append(" ").append(slot_name(m, in));
   return out;
 }
 

@@ -26,6 +26,9 @@ std::string site_text(const Code& code, std::size_t pc);
 // on the VM (rune-repl's `native`).
 std::string native_listing(const Code& code);
 
+// One step of a fused kernel: "m2 = mul m1 t0".
+std::string step_text(const FusedKernel& m, const FusedKernel::Step& s);
+
 // One instruction: "mul_f64   s5 = s3 s4".
 std::string instruction_text(const Code& code, const Instruction& in);
 

@@ -45,6 +45,10 @@ using IterateLoop = int (*)(Scalar* until, Scalar* step, std::int64_t max);
 // rows: its elements), in order: `bases` holds each slot's base address in
 // this run (vm/fused_kernel.cpp), then each scatter's result's.
 using FusedLoop = void (*)(char* const* bases, std::int64_t begin, std::int64_t end);
+// A promoted kernel not in rows: its steps over one block of n elements,
+// `at` holding each slot's address of the block's first element (as the
+// VM's blocks find them: vm/fused_kernel.cpp).
+using BlockLoop = void (*)(char* const* at, std::int64_t n);
 
 // An emitted loop (Unit::loop's answer) as the function it is. (The cast
 // goes through void*: a function pointer from a pointer to const is
@@ -116,8 +120,10 @@ std::string scan_listing(const ScanOp& scan);
 const char* iterate_refusal(const Invoke& iterate, const Instruction*& culprit);
 const void* emit_iterate(const void* iterate, const char*& why, const Instruction*& culprit);
 std::string iterate_listing(const Invoke& iterate);
-// A fused kernel's loop (fused_loop.cpp), the same three; its refusal is
-// worked out by writing the kernel's row code, which allocates.
+// A fused kernel's loop (fused_loop.cpp), the same three: a FusedLoop for a
+// kernel in rows, a BlockLoop for one not in rows (x86-64 only); its
+// refusal is worked out by writing the kernel's row or block code, which
+// allocates.
 const char* fused_refusal(const FusedKernel& kernel);
 const void* emit_fused(const void* kernel, const char*& why, const Instruction*& culprit);
 std::string fused_listing(const FusedKernel& kernel);

@@ -12,6 +12,7 @@
 
 #include "vm/native/native.hpp"
 #include "vm/native/runtime.hpp"
+#include "vm/native/x86/block_loop.hpp"
 #include "vm/native/row_code.hpp"
 #include "vm/native/x86/trip.hpp"
 
@@ -235,19 +236,23 @@ bool calls_out(const RowCode& rc) {
 bool fuses() { return true; }
 
 const char* fused_refusal(const FusedKernel& kernel) {
+  if (kernel.row == 0) return block_refusal(kernel);
   std::optional<RowCode> rc;
   return row_code(kernel, rc);
 }
 
 const void* emit_fused(const void* unit, const char*& why, const Instruction*& culprit) {
   culprit = nullptr;
+  const FusedKernel& kernel = *static_cast<const FusedKernel*>(unit);
+  if (kernel.row == 0) return emit_block(kernel, why);
   std::optional<RowCode> rc;
-  if ((why = row_code(*static_cast<const FusedKernel*>(unit), rc))) return nullptr;
+  if ((why = row_code(kernel, rc))) return nullptr;
   const bool held = !calls_out(*rc);
   return assemble<x86::Assembler>([&](x86::Assembler& as) { FusedEmitter(as, *rc, false, held).loop(); }, why);
 }
 
 std::string fused_listing(const FusedKernel& kernel) {
+  if (kernel.row == 0) return block_listing(kernel);
   std::optional<RowCode> rc;
   if (row_code(kernel, rc)) return "";
   const bool held = !calls_out(*rc);
