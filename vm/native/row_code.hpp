@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "vm/code.hpp"
+#include "vm/native/runtime.hpp"
 #include "vm/native/trip.hpp"
 
 namespace rune::vm::native {
@@ -79,5 +80,26 @@ bool signed_indices(const RowCode::Pointer& p);
 // gather's row of zeros where it names none, a scatter's null (no add).
 using NamedRow = const char* (*)(std::int64_t index, std::uint64_t length, const char* base, std::uint64_t bytes);
 NamedRow named_row(const RowCode::Pointer& p);
+
+// A row code's loop as a machine's Emitter writes it with its Assembler
+// (Emitter(assembler, row code, comments, held); loop(); called_out()),
+// its pointers held in registers when no instruction calls out (the loop
+// is written once to see): published (null: `why` says why), or listed.
+template <class Assembler, class Emitter> bool held_pointers(const RowCode& rc) {
+  asmjit::CodeHolder code;
+  code.init(environment());
+  Assembler as(&code);
+  Emitter emitter(as, rc, false, false);
+  emitter.loop();
+  return !emitter.called_out();
+}
+template <class Assembler, class Emitter> const void* emit_rows(const RowCode& rc, const char*& why) {
+  const bool held = held_pointers<Assembler, Emitter>(rc);
+  return assemble<Assembler>([&](Assembler& as) { Emitter(as, rc, false, held).loop(); }, why);
+}
+template <class Assembler, class Emitter> std::string rows_listing(const RowCode& rc) {
+  const bool held = held_pointers<Assembler, Emitter>(rc);
+  return assembly<Assembler>([&](Assembler& as) { Emitter(as, rc, true, held).loop(); });
+}
 
 }  // namespace rune::vm::native

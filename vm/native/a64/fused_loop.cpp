@@ -212,17 +212,6 @@ class FusedEmitter {
   std::vector<a64::Gp> held_;    // the registers holding the first pointers
 };
 
-// Whether the row's code calls out (emitted once to see: then its pointers
-// stay on the stack).
-bool calls_out(const RowCode& rc) {
-  asmjit::CodeHolder code;
-  code.init(environment());
-  a64::Assembler as(&code);
-  FusedEmitter emitter(as, rc, false, false);
-  emitter.loop();
-  return emitter.called_out();
-}
-
 // The row code of a kernel, or why the tier leaves it on the VM (its
 // frame beyond the emitter's offsets, as a loop's).
 const char* row_code_within_reach(const FusedKernel& kernel, std::optional<RowCode>& rc) {
@@ -243,15 +232,13 @@ const void* emit_fused(const void* unit, const char*& why, const Instruction*& c
   culprit = nullptr;
   std::optional<RowCode> rc;
   if ((why = row_code_within_reach(*static_cast<const FusedKernel*>(unit), rc))) return nullptr;
-  const bool held = !calls_out(*rc);
-  return assemble<a64::Assembler>([&](a64::Assembler& as) { FusedEmitter(as, *rc, false, held).loop(); }, why);
+  return emit_rows<a64::Assembler, FusedEmitter>(*rc, why);
 }
 
 std::string fused_listing(const FusedKernel& kernel) {
   std::optional<RowCode> rc;
   if (row_code_within_reach(kernel, rc)) return "";
-  const bool held = !calls_out(*rc);
-  return assembly<a64::Assembler>([&](a64::Assembler& as) { FusedEmitter(as, *rc, true, held).loop(); });
+  return rows_listing<a64::Assembler, FusedEmitter>(*rc);
 }
 
 }  // namespace rune::vm::native

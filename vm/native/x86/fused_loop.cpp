@@ -11,9 +11,9 @@
 #include <asmjit/x86.h>
 
 #include "vm/native/native.hpp"
+#include "vm/native/row_code.hpp"
 #include "vm/native/runtime.hpp"
 #include "vm/native/x86/block_loop.hpp"
-#include "vm/native/row_code.hpp"
 #include "vm/native/x86/trip.hpp"
 
 namespace rune::vm::native {
@@ -220,17 +220,6 @@ class FusedEmitter {
 };
 
 
-// Whether the row's code calls out (emitted once to see: then its pointers
-// stay on the stack).
-bool calls_out(const RowCode& rc) {
-  asmjit::CodeHolder code;
-  code.init(environment());
-  x86::Assembler as(&code);
-  FusedEmitter emitter(as, rc, false, false);
-  emitter.loop();
-  return emitter.called_out();
-}
-
 }  // namespace
 
 bool fuses() { return true; }
@@ -247,16 +236,14 @@ const void* emit_fused(const void* unit, const char*& why, const Instruction*& c
   if (kernel.row == 0) return emit_block(kernel, why);
   std::optional<RowCode> rc;
   if ((why = row_code(kernel, rc))) return nullptr;
-  const bool held = !calls_out(*rc);
-  return assemble<x86::Assembler>([&](x86::Assembler& as) { FusedEmitter(as, *rc, false, held).loop(); }, why);
+  return emit_rows<x86::Assembler, FusedEmitter>(*rc, why);
 }
 
 std::string fused_listing(const FusedKernel& kernel) {
   if (kernel.row == 0) return block_listing(kernel);
   std::optional<RowCode> rc;
   if (row_code(kernel, rc)) return "";
-  const bool held = !calls_out(*rc);
-  return assembly<x86::Assembler>([&](x86::Assembler& as) { FusedEmitter(as, *rc, true, held).loop(); });
+  return rows_listing<x86::Assembler, FusedEmitter>(*rc);
 }
 
 }  // namespace rune::vm::native
