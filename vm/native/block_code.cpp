@@ -53,8 +53,7 @@ class Planner {
     const bool gains = std::ranges::any_of(code_.segments, [](const auto& s) { return s.run && s.steps.size() > 1; });
     if (!gains) return "no two of its steps in a row are + - * /, negation, sqrt or abs of one float type";
     for (const BlockCode::Segment& s : code_.segments)
-      if (s.run)
-        for (std::int32_t k : s.steps) code_.written[std::size_t(m_.steps[std::size_t(k)].out)] = written(m_.steps[std::size_t(k)].out, s.steps.back());
+      if (s.run) mark_written(s);
     return nullptr;
   }
   BlockCode& code() { return code_; }
@@ -99,11 +98,17 @@ class Planner {
     code_.segments.push_back({{k}, true, t});
   }
 
-  bool fits(const BlockCode::Segment& run) {
+  // The values of a run written to their slots.
+  void mark_written(const BlockCode::Segment& run) {
     for (std::int32_t k : run.steps) {
       const std::int32_t out = m_.steps[std::size_t(k)].out;
       code_.written[std::size_t(out)] = written(out, run.steps.back());
     }
+  }
+
+  // Whether the run, its last step just added, fits the machine's registers.
+  bool fits(const BlockCode::Segment& run) {
+    mark_written(run);
     const RunRegisters r = run_registers(m_, code_, run);
     return r.vectors <= limits_.vectors && int(r.addressed.size()) <= limits_.pointers;
   }
@@ -152,7 +157,7 @@ RunRegisters run_registers(const FusedKernel& m, const BlockCode& code, const Bl
   std::vector<std::size_t> last_read(m.slots.size(), 0);
   for (std::size_t j = 0; j < run.steps.size(); ++j)
     for (std::int32_t in : m.steps[std::size_t(run.steps[j])].inputs()) last_read[std::size_t(in)] = j;
-  const auto address = [&](std::int32_t slot) {
+  const auto hold_address = [&](std::int32_t slot) {
     if (std::ranges::find(r.addressed, slot) == r.addressed.end()) r.addressed.push_back(slot);
   };
   const auto mask = [&](bool abs) {  // (a sign mask, held: one of each kind at most)
@@ -179,7 +184,7 @@ RunRegisters run_registers(const FusedKernel& m, const BlockCode& code, const Bl
       if (o.reg < 0) {
         o.reg = reg_of[std::size_t(slot)] = regs.take();
         o.load = true;
-        address(slot);
+        hold_address(slot);
       }
       return o;
     };
@@ -198,7 +203,7 @@ RunRegisters run_registers(const FusedKernel& m, const BlockCode& code, const Bl
     // `movaps d, a` would overwrite b before it is read)
     step.out = a_dies ? regs.claim(step.a.reg) : regs.take(in.size() > 1 && in[1] != in[0] ? step.b.reg : -1);
     step.write = code.written[std::size_t(s.out)];
-    if (step.write) address(s.out);
+    if (step.write) hold_address(s.out);
     reg_of[std::size_t(s.out)] = step.out;
     bool read_later = false;
     for (std::size_t later = j + 1; later < run.steps.size(); ++later)
