@@ -275,11 +275,14 @@ class Blocks {
     const FusedKernel::Step* const steps = m_.steps.data();
     const std::size_t count = m_.steps.size();
     const bool fetch = next_n > 0 && !m_.fetched.empty();
-    if (loop_) loop_(at.data(), n);  // (which asks for the next block's elements as it goes)
-    for (std::size_t i = 0; !loop_ && i < count; ++i) {
-      if (fetch) prefetch(next, next_n, i);
-      if (steps[i].over == FusedKernel::Step::Over::paired) paired(steps[i], begin, n, at[std::size_t(steps[i].out)]);
-      else run_step(steps[i], places_, at.data(), n, m_.row);
+    if (loop_) {
+      loop_(at.data(), n);  // (which asks for the next block's elements as it goes)
+    } else {
+      for (std::size_t i = 0; i < count; ++i) {
+        if (fetch) prefetch(next, next_n, i);
+        if (steps[i].over == FusedKernel::Step::Over::paired) paired(steps[i], begin, n, at[std::size_t(steps[i].out)]);
+        else run_step(steps[i], places_, at.data(), n, m_.row);
+      }
     }
     for (std::size_t k = 0; k < m_.scatters.size(); ++k) {
       const FusedKernel::Scattered& s = m_.scatters[k];
