@@ -13,6 +13,8 @@
 namespace rune::vm::native {
 
 bool is_float(nx::DType t);
+// The shift of an index to the bytes of elements of `size` (1, 2, 4, 8).
+inline std::uint32_t size_shift(std::size_t size) { return size == 8 ? 3 : size == 4 ? 2 : size == 2 ? 1 : 0; }
 
 class Frames {
  public:

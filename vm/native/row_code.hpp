@@ -66,6 +66,16 @@ const char* row_code(const FusedKernel& m, std::optional<RowCode>& out);
 // row for all).
 struct RowPlan {
   RowPlan(const RowCode& rc, std::uint32_t frame);
+  // Each event but the last (the writes) in order: read(access, event) at
+  // a read, instruction(event) at an instruction.
+  template <class Read, class Instruction>
+  void each_event(const RowCode& rc, std::size_t events, Read read, Instruction instruction) const {
+    std::size_t next_read = 0;
+    for (std::size_t e = 0; e + 1 < events; ++e) {
+      if (next_read < reads.size() && reads[next_read].first == e) read(rc.reads[reads[next_read++].second], e);
+      else instruction(e);
+    }
+  }
   Frames frames;
   std::vector<Event> events;
   std::vector<std::pair<std::size_t, std::size_t>> reads;

@@ -25,8 +25,6 @@ namespace a64 = asmjit::a64;
 // scratch.
 const a64::Gp frame = a64::x19, bases = a64::x20, row = a64::x21, end = a64::x22, address = a64::x10, offset = a64::x17;
 
-std::uint32_t shift_of(std::size_t size) { return size == 8 ? 3 : size == 4 ? 2 : size == 2 ? 1 : 0; }
-
 class FusedEmitter {
  public:
   // (held: the pointers kept in registers, when no instruction calls out)
@@ -61,16 +59,11 @@ class FusedEmitter {
     as_.bind(top);
     t.start({});
     for (Group& g : groups_) pointers(g);
-    const auto& reads = plan_.reads;
-    std::size_t next_read = 0;
-    for (std::size_t e = 0; e + 1 < t.size(); ++e) {
-      if (next_read < reads.size() && reads[next_read].first == e) {
-        read(rc_.reads[reads[next_read++].second], e);
-        continue;
-      }
-      t.instruction(e);
-      address_ = none;  // (an instruction may call out)
-    }
+    plan_.each_event(rc_, t.size(), [&](const RowCode::Access& r, std::size_t e) { read(r, e); },
+                     [&](std::size_t e) {
+                       t.instruction(e);
+                       address_ = none;  // (an instruction may call out)
+                     });
     for (const RowCode::Access& w : rc_.writes) write(w);
     address_ = none;
     as_.add(row, row, 1);
@@ -113,7 +106,7 @@ class FusedEmitter {
     const RowCode::Pointer& ptr = rc_.pointers[std::size_t(g.members[0])];
     const std::size_t size = nx::size_of(ptr.index);
     as_.ldr(address, base(ptr.indices));
-    const a64::Mem index = size == 1 ? a64::ptr(address, row) : a64::ptr(address, row, a64::lsl(shift_of(size)));
+    const a64::Mem index = size == 1 ? a64::ptr(address, row) : a64::ptr(address, row, a64::lsl(size_shift(size)));
     if (!signed_indices(ptr)) load_bytes(as_, gp(9, size), index, size);
     else if (size == 8) as_.ldr(a64::x9, index);
     else if (size == 4) as_.ldrsw(a64::x9, index);
@@ -166,7 +159,7 @@ class FusedEmitter {
       case RowCode::At::element: return a64::ptr(address, row, a64::lsl(4));  // (a packed row: 16 bytes)
       case RowCode::At::row: {
         const std::size_t size = plan_.frames.size_of(a.reg);
-        return size == 1 ? a64::ptr(address, row) : a64::ptr(address, row, a64::lsl(shift_of(size)));
+        return size == 1 ? a64::ptr(address, row) : a64::ptr(address, row, a64::lsl(size_shift(size)));
       }
       default: return a64::ptr(address);
     }

@@ -78,7 +78,7 @@ class ScanEmitter {
       const std::int32_t key = shape_.ys[k];
       const std::size_t size = shape_.frames.size_of(key);
       as_.ldr(a64::x10, word(first + k));
-      const std::uint32_t shift = size == 8 ? 3 : size == 4 ? 2 : size == 2 ? 1 : 0;
+      const std::uint32_t shift = size_shift(size);
       const a64::Mem at = shift ? a64::ptr(a64::x10, row, a64::lsl(shift)) : a64::ptr(a64::x10, row);
       if (const int reg = trip_.cache().find(key); reg >= 0)
         as_.str(fp(reg, shape_.frames.is_double(key)), at);

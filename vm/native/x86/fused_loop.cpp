@@ -21,7 +21,6 @@ namespace rune::vm::native {
 namespace {
 
 namespace x86 = asmjit::x86;
-std::uint32_t shift_of(std::size_t size) { return size == 8 ? 3 : size == 4 ? 2 : size == 2 ? 1 : 0; }
 
 // General registers: the row's frame, the bases, the row, the end and the
 // row's first element, all kept by callees; rax, rcx and rdx are scratch.
@@ -42,7 +41,6 @@ class FusedEmitter {
   // The stack: a call-out's two stack arguments, the pointers, the frame.
   void loop() {
     X86Trip& t = trip_;
-    const auto& reads = plan_.reads;
     const std::int32_t frame_at = pointers_at + 8 * std::int32_t(rc_.pointers.size());
     // (six pushes and the return address: rsp is 16-byte aligned 8 bytes on)
     const std::int32_t bytes = (frame_at + 8 * std::int32_t(rc_.code.scalar_types.size()) + 15) / 16 * 16 + 8;
@@ -65,15 +63,11 @@ class FusedEmitter {
     if (std::ranges::any_of(rc_.reads, by_element) || std::ranges::any_of(rc_.writes, by_element))
       as_.imul(first, row, asmjit::imm(rc_.row));
     for (Group& g : groups_) pointers(g);
-    std::size_t next_read = 0;
-    for (std::size_t e = 0; e + 1 < t.size(); ++e) {
-      if (next_read < reads.size() && reads[next_read].first == e) {
-        read(rc_.reads[reads[next_read++].second], e);
-        continue;
-      }
-      t.instruction(e);
-      rdx_ = none;  // (an instruction may use rdx)
-    }
+    plan_.each_event(rc_, t.size(), [&](const RowCode::Access& r, std::size_t e) { read(r, e); },
+                     [&](std::size_t e) {
+                       t.instruction(e);
+                       rdx_ = none;  // (an instruction may use rdx)
+                     });
     for (const RowCode::Access& w : rc_.writes) write(w);
     rdx_ = none;
     as_.inc(row);
@@ -110,7 +104,7 @@ class FusedEmitter {
     const std::size_t size = nx::size_of(ptr.index);
     const bool sign = signed_indices(ptr);
     as_.mov(x86::rdx, base(ptr.indices));
-    const x86::Mem index = x86::ptr(x86::rdx, row, shift_of(size), 0, std::uint32_t(size));
+    const x86::Mem index = x86::ptr(x86::rdx, row, size_shift(size), 0, std::uint32_t(size));
     if (size == 8) as_.mov(x86::rax, index);
     else if (size == 4) sign ? as_.movsxd(x86::rax, index) : as_.mov(x86::eax, index);
     else sign ? as_.movsx(x86::rax, index) : as_.movzx(x86::eax, index);
@@ -170,8 +164,8 @@ class FusedEmitter {
     rdx_ = holds;
     switch (a.at) {
       case RowCode::At::element:
-        return x86::ptr(x86::rdx, first, shift_of(size), 0, std::uint32_t(size));
-      case RowCode::At::row: return x86::ptr(x86::rdx, row, shift_of(size), 0, std::uint32_t(size));
+        return x86::ptr(x86::rdx, first, size_shift(size), 0, std::uint32_t(size));
+      case RowCode::At::row: return x86::ptr(x86::rdx, row, size_shift(size), 0, std::uint32_t(size));
       default: return x86::ptr(x86::rdx, 0, std::uint32_t(size));
     }
   }

@@ -82,7 +82,7 @@ class ScanEmitter {
       const std::int32_t reg = shape_.ys[k];
       const std::size_t size = shape_.frames.size_of(reg);
       as_.mov(x86::rdx, word(first + k));
-      const std::uint32_t shift = size == 8 ? 3 : size == 4 ? 2 : size == 2 ? 1 : 0;
+      const std::uint32_t shift = size_shift(size);
       const x86::Mem at = x86::ptr(x86::rdx, row, shift, 0, std::uint32_t(size));
       if (const int xmm = trip_.cache().find(reg); xmm >= 0)
         move_scalar(as_, at, x86::xmm(std::uint32_t(xmm)), shape_.frames.is_double(reg));
