@@ -348,3 +348,32 @@ TEST_CASE("an elementwise kernel writing past the caches gives the VM's bits as 
   CHECK(promoted == 0);
 #endif
 }
+
+// The outside oracle of a block loop: a plain C++ loop over the elements in
+// the operations' order (float32, no FMA: -ffp-contract=off is the
+// project's), bit for bit, tails and a scalar included.
+TEST_CASE("an elementwise kernel as machine code gives a plain C++ loop's bits") {
+  const std::int64_t n = 3001;
+  std::mt19937 rng(11);
+  std::vector<double> xs(static_cast<std::size_t>(n)), ys(static_cast<std::size_t>(n));
+  for (double& v : xs) v = float(value(rng, true));
+  for (double& v : ys) v = float(value(rng, true));
+  const float s = 0.75f;
+  std::vector<float> want(static_cast<std::size_t>(n));
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const float x = float(xs[i]), y = float(ys[i]);
+    const float a = (x * y - x) / y, b = std::sqrt(std::fabs(x)) * s;
+    want[i] = a + b - -y;
+  }
+  auto f = [](const Tensor& x, const Tensor& y, const Tensor& k) {
+    return (x * y - x) / y + nx::sqrt(nx::abs(x)) * k - -y;
+  };
+  const std::vector<Tensor> args{nx::create(nx::float32, {n}, xs), nx::create(nx::float32, {n}, ys),
+                                 nx::scalar(nx::float32, double(s))};
+  const auto [on_vm, promoted] = both_codes(f, args[0], args[1], args[2]);
+  const std::vector<float> got = nx::to_vector<float>(rune::vm::run(*promoted, args)[0]);
+  CHECK(test::bits_equal(got, want));
+#if defined(__x86_64__)
+  CHECK(promoted_kernels(*promoted) == (promotes() ? 1u : 0u));
+#endif
+}
