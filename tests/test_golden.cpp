@@ -92,6 +92,15 @@ std::vector<Example> examples() {
              },
              v4());
        }},
+      {"float32_activations",  // (exp and tanh in a block loop's registers, where a machine emits them)
+       [] {
+         return rune::program(
+             [](const Tensor& x) {
+               const Tensor decay = nx::exp(-x);
+               return nx::tanh(x) * decay;
+             },
+             nx::create(nx::float32, {4}, {-1., 0.5, 2., 90.}));
+       }},
       {"layout_and_reductions",
        [] {
          return rune::program(

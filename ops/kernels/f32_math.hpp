@@ -22,6 +22,7 @@
 #endif
 #include "ops/kernels/xsimd.hpp"
 
+#include "ops/kernels/f32_constants.hpp"
 #include "ops/kernels/f64_math.hpp"
 
 namespace nx::ops::kernels::f32 {
@@ -47,17 +48,18 @@ template <class B> B fnma(B a, B b, B c) {
 
 // (e^r - 1 - r) / r^2 for |r| <= ln2/2.
 template <class B> [[gnu::always_inline]] inline B expm1_tail(B r) {
-  B p = f32::fma(r, B(0.00139261759f), B(0.00836317334f));
-  p = f32::fma(p, r, B(0.0416665561f));
-  p = f32::fma(p, r, B(0.166665778f));
-  return f32::fma(p, r, B(0.5f));
+  const auto& c = expm1_tail_coefficients;
+  B p = f32::fma(r, B(c[0]), B(c[1]));
+  p = f32::fma(p, r, B(c[2]));
+  p = f32::fma(p, r, B(c[3]));
+  return f32::fma(p, r, B(c[4]));
 }
 
 // e^y = 2^k (1 + m): k in each lane of `k`, m returned.
 template <class B> [[gnu::always_inline]] inline B reduce_exp(B y, B& k) {
-  k = xsimd::nearbyint(y * B(1.44269504f));  // y / ln2
-  B r = f32::fnma(k, B(0.693359375f), y);  // ln2's head: 9 significant bits
-  r = f32::fnma(k, B(-2.12194440e-4f), r);  // and its tail
+  k = xsimd::nearbyint(y * B(log2e));  // y / ln2
+  B r = f32::fnma(k, B(ln2_head), y);
+  r = f32::fnma(k, B(ln2_tail), r);
   return f32::fma(r * r, expm1_tail(r), r);
 }
 
@@ -84,7 +86,7 @@ template <class B> [[gnu::always_inline]] inline B exp_core(B x) {
 // float precision, so the argument is clamped there (NaN goes through:
 // min gives its second operand where one is NaN).
 template <class B> [[gnu::always_inline]] inline B tanh_core(B x) {
-  const B y = xsimd::min(B(20.f), xsimd::abs(x) * B(2.f));
+  const B y = xsimd::min(B(tanh_clamp), xsimd::abs(x) * B(2.f));
   B k;
   const B m = reduce_exp(y, k);
   const B scale = scaled(B(1.f), k);

@@ -130,7 +130,7 @@ NX_UNARY_FLOAT(ceil, ceil(x), sign_kept(x, xsimd::ceil(x)))
 // (float64 exp's results stay above 2^-1000: the small correction to 2^(k/128)
 // must not be subnormal.)
 NX_UNARY_F64(exp, in_range(x, -1000 * ln2, max_exponent<B>() * ln2), f64::exp_core(x),
-             guarded(x, f32::exp_core(x), in_range(x, min_exponent<B>() * ln2, max_exponent<B>() * ln2),
+             guarded(x, f32::exp_core(x), in_range(x, f32::exp_lowest, f32::exp_highest),
                      [](auto v) { return std::exp(v); }))
 NX_UNARY_F64(log, normal(x), f64::log_core(x),
              guarded(x, xsimd::log(x), normal(x), [](auto v) { return std::log(v); }))

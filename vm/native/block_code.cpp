@@ -26,9 +26,14 @@ std::int64_t block_stride(const FusedKernel::Place& p) {
   }
 }
 
-bool in_registers(Prim p) {
-  return p == Prim::add || p == Prim::sub || p == Prim::mul || p == Prim::div || p == Prim::neg || p == Prim::abs ||
-         p == Prim::sqrt;
+// The scratch registers a step computed in registers takes, or -1 where it
+// is not.
+int scratch_registers(Prim p, nx::DType t, const RunLimits& limits) {
+  if (p == Prim::add || p == Prim::sub || p == Prim::mul || p == Prim::div || p == Prim::neg || p == Prim::abs ||
+      p == Prim::sqrt)
+    return 0;
+  if (t != nx::DType::float32) return -1;
+  return p == Prim::exp ? limits.exp_scratch : p == Prim::tanh ? limits.tanh_scratch : -1;
 }
 
 bool reads(const FusedKernel::Step& s, std::int32_t slot) { return std::ranges::count(s.inputs(), slot) > 0; }
@@ -39,6 +44,7 @@ class Planner {
     code_.stride.resize(m.slots.size());
     code_.written.assign(m.slots.size(), false);
     code_.streamed.assign(m.slots.size(), false);
+    code_.limits = limits;
     for (std::size_t k = 0; k < m.slots.size(); ++k) {
       code_.stride[k] = block_stride(m.places[k]);
       code_.streamed[k] = k < m.streamed.size() && m.streamed[k];  // (none before the kernel's memory is planned)
@@ -51,7 +57,11 @@ class Planner {
       if (s.over != FusedKernel::Step::Over::elements) return "it reads rows where their indices point";
     for (std::int32_t k = 0; k < std::int32_t(m_.steps.size()); ++k) add(k);
     const bool gains = std::ranges::any_of(code_.segments, [](const auto& s) { return s.run && s.steps.size() > 1; });
-    if (!gains) return "no two of its steps in a row are + - * /, negation, sqrt or abs of one float type";
+    if (!gains)
+      return limits_.exp_scratch < 0
+                 ? "no two of its steps in a row are + - * /, negation, sqrt or abs of one float type"
+                 : "no two of its steps in a row are + - * /, negation, sqrt or abs of one float type (or float32 "
+                   "exp or tanh)";
     for (const BlockCode::Segment& s : code_.segments)
       if (s.run) mark_written(s);
     return nullptr;
@@ -63,7 +73,8 @@ class Planner {
   // type, of one element or contiguous, its result contiguous.
   bool computable(const FusedKernel::Step& s) const {
     const nx::DType t = m_.slots[std::size_t(s.out)].dtype;
-    if (!in_registers(s.prim) || !is_float(t) || code_.stride[std::size_t(s.out)] != 1) return false;
+    if (scratch_registers(s.prim, t, limits_) < 0 || !is_float(t) || code_.stride[std::size_t(s.out)] != 1)
+      return false;
     if (s.family != nx::ops::Family::binary && s.family != nx::ops::Family::unary) return false;
     for (std::int32_t in : s.inputs()) {
       const std::int64_t stride = code_.stride[std::size_t(in)];
@@ -202,6 +213,9 @@ RunRegisters run_registers(const FusedKernel& m, const BlockCode& code, const Bl
     // (the result in a's register when a dies here, else never in b's:
     // `movaps d, a` would overwrite b before it is read)
     step.out = a_dies ? regs.claim(step.a.reg) : regs.take(in.size() > 1 && in[1] != in[0] ? step.b.reg : -1);
+    for (int k = scratch_registers(s.prim, m.slots[std::size_t(s.out)].dtype, code.limits); k-- > 0;)
+      step.scratch.push_back(regs.take());
+    for (int reg : step.scratch) regs.give(reg);
     step.write = code.written[std::size_t(s.out)];
     if (step.write) hold_address(s.out);
     reg_of[std::size_t(s.out)] = step.out;

@@ -3,12 +3,14 @@
 // each block of its elements (x86/block_loop.cpp), where the VM runs the
 // kernel's steps one after another over the block. Its steps in order, cut
 // into segments: a run of steps the tier computes in vector registers
-// (+ - * /, negation, sqrt and abs of one float type, their operands of one
-// element or contiguous), one pass over the block that keeps the values it
+// (+ - * /, negation, sqrt and abs of one float type, and float32 exp and
+// tanh where the machine emits them; their operands of one element or
+// contiguous), one pass over the block that keeps the values it
 // computes in registers and writes to their slots only those read after
 // it; or one other step, a call of the row loop the VM calls, with the
-// VM's arguments. Every lane is the IEEE operation of its element, as in
-// the VM's row loops: the VM's bits.
+// VM's arguments. Every lane is the IEEE operation of its element, or exp
+// and tanh by the row loops' batch code instruction for instruction: the
+// VM's bits.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +20,16 @@
 #include "vm/code.hpp"
 
 namespace rune::vm::native {
+
+// What a machine's block loop has to hold a run in: vector registers, and
+// general registers for the addresses of its slots read or written block
+// by block (those of one element are read once, before the pass); the
+// scratch registers its float32 exp and tanh take (-1: it calls their row
+// loops).
+struct RunLimits {
+  int vectors = 0, pointers = 0;
+  int exp_scratch = -1, tanh_scratch = -1;
+};
 
 struct BlockCode {
   struct Segment {
@@ -32,13 +44,7 @@ struct BlockCode {
   // past the caches (FusedKernel::streamed).
   std::vector<std::int64_t> stride;
   std::vector<bool> written, streamed;
-};
-
-// What a machine's block loop has to hold a run in: vector registers, and
-// general registers for the addresses of its slots read or written block
-// by block (those of one element are read once, before the pass).
-struct RunLimits {
-  int vectors = 0, pointers = 0;
+  RunLimits limits;  // (the machine's)
 };
 
 // The block code of a kernel not in rows, or why the tier leaves it on the
@@ -67,6 +73,7 @@ struct RunRegisters {
     std::int32_t index = 0;  // the kernel's step
     Operand a, b;            // (b: binary steps)
     int mask = -1;           // the register of the mask negation or abs uses
+    std::vector<int> scratch;  // (exp, tanh) registers of their intermediate values, free before and after
     int out = 0;
     bool write = false;  // its result written to its slot
   };

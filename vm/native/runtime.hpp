@@ -17,14 +17,30 @@ void* publish(asmjit::CodeHolder& code, const char*& why);
 // Gives back what publish returned.
 void unpublish(void* entry);
 
+// The first error an Assembler met (an instruction it could not encode,
+// which it then leaves out): such code is never published.
+class FirstError : public asmjit::ErrorHandler {
+ public:
+  void handleError(asmjit::Error e, const char*, asmjit::BaseEmitter*) override {
+    if (error == asmjit::kErrorOk) error = e;
+  }
+  asmjit::Error error = asmjit::kErrorOk;
+};
+
 // The code `emit(assembler)` writes with an Assembler of this machine
 // (asmjit::x86::Assembler, asmjit::a64::Assembler), published (null: `why`
 // says why).
 template <class Assembler, class Emit> void* assemble(Emit emit, const char*& why) {
   asmjit::CodeHolder code;
+  FirstError errors;
   code.init(environment());
+  code.setErrorHandler(&errors);
   Assembler as(&code);
   emit(as);
+  if (errors.error != asmjit::kErrorOk) {
+    why = asmjit::DebugUtils::errorAsString(errors.error);
+    return nullptr;
+  }
   return publish(code, why);
 }
 

@@ -3,9 +3,12 @@
 // pass over the block in the vector registers of the process's SIMD level
 // (xmm for SSE2, ymm for AVX2, zmm for AVX-512, as the row loops the VM
 // calls; the last elements one at a time in the same instructions'
-// scalar forms), every other step a call of its row loop.
+// scalar forms; float32 exp and tanh there by their row loops), every
+// other step a call of its row loop.
 #include <algorithm>
+#include <span>
 #include <string>
+#include <vector>
 
 #include <asmjit/x86.h>
 
@@ -13,6 +16,8 @@
 #include "vm/listing.hpp"
 #include "vm/native/block_code.hpp"
 #include "vm/native/x86/block_loop.hpp"
+#include "vm/native/x86/float32_math.hpp"
+#include "vm/native/x86/vectors.hpp"
 #include "vm/native/native.hpp"
 #include "vm/native/runtime.hpp"
 
@@ -24,13 +29,6 @@ namespace x86 = asmjit::x86;
 namespace I = asmjit::x86::Inst;
 using nx::ops::Prim;
 
-enum class Width : std::uint8_t { sse, avx, avx512 };
-
-Width width() {
-  const std::string_view arch = nx::ops::kernels::table().arch;
-  return arch == "avx512" ? Width::avx512 : arch == "avx2" ? Width::avx : Width::sse;
-}
-
 // General registers: the block's addresses, its length, the element, the
 // end of the whole vectors (and a scratch before the pass), all kept by
 // callees; the slots' addresses in the pass in the others.
@@ -38,8 +36,25 @@ const x86::Gp at = x86::rbx, length = x86::r12, element = x86::r13, vectors_end 
 constexpr x86::Gp address_registers[] = {x86::rax, x86::rcx, x86::rdx, x86::rsi, x86::rdi, x86::r8,
                                          x86::r9,  x86::r10, x86::r11, x86::r15, x86::rbp};
 constexpr x86::Gp callee_saved[] = {x86::rbx, x86::rbp, x86::r12, x86::r13, x86::r14, x86::r15};
-// (16: registers above xmm15 have no VEX form, which the scalar forms use)
-constexpr RunLimits limits{16, int(std::size(address_registers))};
+constexpr std::size_t caller_saved_addresses = 9;  // (rax .. r11)
+
+// (16 vector registers: those above xmm15 have no VEX form, which the
+// scalar forms use; float32 exp and tanh computed in registers where the
+// row loops compute them in batches, as the emitted code does: the
+// portable loops compute each element by the C library)
+RunLimits limits() {
+  if (std::string_view(nx::ops::kernels::table().arch) == "generic")  // (RUNE_SIMD=portable)
+    return {16, int(std::size(address_registers))};
+  return {16, int(std::size(address_registers)), exp_scratch, tanh_scratch};
+}
+
+// The loop's frame: a select's two stack arguments; where a run computes
+// exp or tanh, also the caller-saved address registers, a row loop's
+// result and the vector registers, kept across that row loop's call.
+constexpr int gp_saved_at = 16, result_at = 96, vectors_saved_at = 160;
+constexpr int frame_bytes(bool calls_in_runs) { return calls_in_runs ? vectors_saved_at + 16 * 64 + 8 : 24; }
+
+bool transcendental(Prim p) { return p == Prim::exp || p == Prim::tanh; }
 
 // An instruction's id by what it computes, its operands' type and its form.
 struct Form {
@@ -87,27 +102,41 @@ struct Form {
 class BlockEmitter {
  public:
   BlockEmitter(x86::Assembler& as, const FusedKernel& m, const BlockCode& code, bool comments)
-      : as_(as), m_(m), code_(code), width_(width()), comments_(comments) {}
+      : as_(as),
+        m_(m),
+        code_(code),
+        width_(simd_width()),
+        comments_(comments),
+        pool_(as, width_),
+        ops_(as, pool_, width_) {}
 
   void loop() {
+    const bool calls_in_runs = std::ranges::any_of(code_.segments, [&](const BlockCode::Segment& s) {
+      return s.run && std::ranges::any_of(s.steps, [&](std::int32_t k) { return transcendental(m_.steps[std::size_t(k)].prim); });
+    });
+    const int frame = frame_bytes(calls_in_runs);  // (rsp 16-byte aligned at calls)
     for (const x86::Gp& saved : callee_saved) as_.push(saved);
-    as_.sub(x86::rsp, 24);  // (a select's two stack arguments; rsp 16-byte aligned at calls)
+    as_.sub(x86::rsp, frame);
     as_.mov(at, x86::rdi);
     as_.mov(length, x86::rsi);
     for (const BlockCode::Segment& s : code_.segments) s.run ? run(s) : call_out(m_.steps[std::size_t(s.steps[0])]);
     if (width_ != Width::sse) as_.vzeroupper();
-    as_.add(x86::rsp, 24);
+    as_.add(x86::rsp, frame);
     for (std::size_t k = std::size(callee_saved); k-- > 0;) as_.pop(callee_saved[k]);
     as_.ret();
+    for (const Outside& o : outside_) {  // (out of line: exp's lanes that its row loop computes by the C library)
+      as_.bind(o.at);
+      if (comments_) as_.comment("; exp's lanes outside the range of normal results, by its row loop");
+      call_on_lanes(o.lanes, false);
+      as_.jmp(o.back);
+    }
+    pool_.place();
   }
 
  private:
   x86::Mem slot_address(std::int32_t slot) const { return x86::qword_ptr(at, 8 * slot); }
 
-  x86::Vec vector(int reg, bool scalar) const {
-    if (scalar || width_ == Width::sse) return x86::xmm(std::uint32_t(reg));
-    return width_ == Width::avx ? x86::Vec(x86::ymm(std::uint32_t(reg))) : x86::Vec(x86::zmm(std::uint32_t(reg)));
-  }
+  x86::Vec vector(int reg, bool scalar) const { return vector_register(width_, reg, scalar); }
 
   // A run: its slots' addresses, the values of one element and the masks
   // in their registers, then the pass over whole vectors and the last
@@ -233,6 +262,8 @@ class BlockEmitter {
         as_.emit(id, out, b);
       };
       switch (step.prim) {
+        case Prim::exp:
+        case Prim::tanh: transcendental_step(r, s, form.scalar); break;
         case Prim::neg:
         case Prim::abs: with(form.sign(step.prim == Prim::abs), vector(s.mask, form.scalar)); break;
         case Prim::sqrt:
@@ -245,6 +276,58 @@ class BlockEmitter {
       if (streaming && code_.streamed[std::size_t(step.out)]) as_.emit(form.stream(), memory(step.out), out);
       else as_.emit(form.move(), memory(step.out), out);
     }
+  }
+
+  // A row loop's call on the lanes of a run's register: the step, its
+  // operand's register, its result's, what the run holds in registers.
+  struct Lanes {
+    const FusedKernel::Step* step = nullptr;
+    int a = 0, out = 0, vectors = 0;
+    std::size_t addressed = 0;
+  };
+  struct Outside {
+    asmjit::Label at, back;
+    Lanes lanes;
+  };
+
+  // exp or tanh of float32 in the run's registers: the vectors by the
+  // row loops' batch code emitted (exp's lanes outside its range out of
+  // line), the last elements one at a time by its row loop.
+  void transcendental_step(const RunRegisters& r, const RunRegisters::Step& s, bool scalar) {
+    const FusedKernel::Step& step = m_.steps[std::size_t(s.index)];
+    const Lanes lanes{&step, s.a.reg, s.out, r.vectors, r.addressed.size()};
+    if (scalar) return call_on_lanes(lanes, true);
+    x86::Vec t[tanh_scratch];
+    for (std::size_t k = 0; k < s.scratch.size(); ++k) t[k] = vector(s.scratch[k], false);
+    const x86::Vec out = vector(s.out, false), a = vector(s.a.reg, false);
+    if (step.prim == Prim::tanh) return emit_tanh(ops_, pool_, out, a, std::span<const x86::Vec, tanh_scratch>(t));
+    const Outside o{as_.newLabel(), as_.newLabel(), lanes};
+    emit_exp(ops_, pool_, out, a, std::span<const x86::Vec, exp_scratch>(t, exp_scratch), o.at);
+    as_.bind(o.back);
+    outside_.push_back(o);
+  }
+
+  // The step's row loop on the lanes of its operand's register (one lane:
+  // the scalar pass), the registers the run holds kept across the call in
+  // the frame.
+  void call_on_lanes(const Lanes& l, bool one) {
+    const std::uint32_t bytes = std::uint32_t(vector_bytes(width_));
+    const std::uint32_t move = width_ == Width::sse ? I::kIdMovups : I::kIdVmovups;
+    const auto saved = [&](int reg) { return x86::ptr(x86::rsp, vectors_saved_at + 64 * reg, bytes); };
+    const std::size_t gps = std::min(l.addressed, caller_saved_addresses);
+    for (std::size_t k = 0; k < gps; ++k) as_.mov(x86::qword_ptr(x86::rsp, gp_saved_at + 8 * int(k)), address_registers[k]);
+    for (int reg = 0; reg < l.vectors; ++reg) as_.emit(move, saved(reg), vector(reg, false));
+    as_.mov(x86::edi, one ? 1 : int(bytes / 4));
+    as_.lea(x86::rsi, saved(l.a));
+    as_.mov(x86::edx, 1);
+    as_.lea(x86::rcx, x86::ptr(x86::rsp, result_at));
+    if (width_ != Width::sse) as_.vzeroupper();
+    as_.mov(x86::rax, asmjit::imm(reinterpret_cast<const void*>(l.step->row.unary)));
+    as_.call(x86::rax);
+    for (int reg = 0; reg < l.vectors; ++reg) as_.emit(move, vector(reg, false), saved(reg));
+    for (std::size_t k = 0; k < gps; ++k) as_.mov(address_registers[k], x86::qword_ptr(x86::rsp, gp_saved_at + 8 * int(k)));
+    if (one) as_.emit(width_ == Width::sse ? I::kIdMovss : I::kIdVmovss, vector(l.out, true), x86::dword_ptr(x86::rsp, result_at));
+    else as_.emit(move, vector(l.out, false), x86::ptr(x86::rsp, result_at, bytes));
   }
 
   // Step s by the row loop the VM calls, with the VM's arguments
@@ -289,24 +372,27 @@ class BlockEmitter {
   const BlockCode& code_;
   Width width_;
   bool comments_;
+  ConstantPool pool_;
+  Float32Ops ops_;
+  std::vector<Outside> outside_;
 };
 
 }  // namespace
 
 const char* block_refusal(const FusedKernel& kernel) {
   std::optional<BlockCode> code;
-  return block_code(kernel, limits, code);
+  return block_code(kernel, limits(), code);
 }
 
 const void* emit_block(const FusedKernel& kernel, const char*& why) {
   std::optional<BlockCode> code;
-  if ((why = block_code(kernel, limits, code))) return nullptr;
+  if ((why = block_code(kernel, limits(), code))) return nullptr;
   return assemble<x86::Assembler>([&](x86::Assembler& as) { BlockEmitter(as, kernel, *code, false).loop(); }, why);
 }
 
 std::string block_listing(const FusedKernel& kernel) {
   std::optional<BlockCode> code;
-  if (block_code(kernel, limits, code)) return "";
+  if (block_code(kernel, limits(), code)) return "";
   return assembly<x86::Assembler>([&](x86::Assembler& as) { BlockEmitter(as, kernel, *code, true).loop(); });
 }
 
