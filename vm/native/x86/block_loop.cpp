@@ -111,9 +111,9 @@ class BlockEmitter {
         ops_(as, pool_, width_) {}
 
   void loop() {
-    const bool calls_in_runs = std::ranges::any_of(code_.segments, [&](const BlockCode::Segment& s) {
-      return s.run && std::ranges::any_of(s.steps, [&](std::int32_t k) { return transcendental(m_.steps[std::size_t(k)].prim); });
-    });
+    const auto calls = [&](std::int32_t k) { return transcendental(m_.steps[std::size_t(k)].prim); };
+    const bool calls_in_runs = std::ranges::any_of(
+        code_.segments, [&](const BlockCode::Segment& s) { return s.run && std::ranges::any_of(s.steps, calls); });
     const int frame = frame_bytes(calls_in_runs);  // (rsp 16-byte aligned at calls)
     for (const x86::Gp& saved : callee_saved) as_.push(saved);
     as_.sub(x86::rsp, frame);
@@ -315,19 +315,24 @@ class BlockEmitter {
     const std::uint32_t move = width_ == Width::sse ? I::kIdMovups : I::kIdVmovups;
     const auto saved = [&](int reg) { return x86::ptr(x86::rsp, vectors_saved_at + 64 * reg, bytes); };
     const std::size_t gps = std::min(l.addressed, caller_saved_addresses);
-    for (std::size_t k = 0; k < gps; ++k) as_.mov(x86::qword_ptr(x86::rsp, gp_saved_at + 8 * int(k)), address_registers[k]);
+    const auto gp_saved = [&](std::size_t k) { return x86::qword_ptr(x86::rsp, gp_saved_at + 8 * int(k)); };
+    for (std::size_t k = 0; k < gps; ++k) as_.mov(gp_saved(k), address_registers[k]);
     for (int reg = 0; reg < l.vectors; ++reg) as_.emit(move, saved(reg), vector(reg, false));
     as_.mov(x86::edi, one ? 1 : int(bytes / 4));
-    as_.lea(x86::rsi, saved(l.a));
+    as_.lea(x86::rsi, x86::ptr(x86::rsp, vectors_saved_at + 64 * l.a));
     as_.mov(x86::edx, 1);
     as_.lea(x86::rcx, x86::ptr(x86::rsp, result_at));
     if (width_ != Width::sse) as_.vzeroupper();
     as_.mov(x86::rax, asmjit::imm(reinterpret_cast<const void*>(l.step->row.unary)));
     as_.call(x86::rax);
     for (int reg = 0; reg < l.vectors; ++reg) as_.emit(move, vector(reg, false), saved(reg));
-    for (std::size_t k = 0; k < gps; ++k) as_.mov(address_registers[k], x86::qword_ptr(x86::rsp, gp_saved_at + 8 * int(k)));
-    if (one) as_.emit(width_ == Width::sse ? I::kIdMovss : I::kIdVmovss, vector(l.out, true), x86::dword_ptr(x86::rsp, result_at));
-    else as_.emit(move, vector(l.out, false), x86::ptr(x86::rsp, result_at, bytes));
+    for (std::size_t k = 0; k < gps; ++k) as_.mov(address_registers[k], gp_saved(k));
+    if (one) {
+      const std::uint32_t move_one = width_ == Width::sse ? I::kIdMovss : I::kIdVmovss;
+      as_.emit(move_one, vector(l.out, true), x86::dword_ptr(x86::rsp, result_at));
+    } else {
+      as_.emit(move, vector(l.out, false), x86::ptr(x86::rsp, result_at, bytes));
+    }
   }
 
   // Step s by the row loop the VM calls, with the VM's arguments
