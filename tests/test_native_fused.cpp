@@ -68,6 +68,17 @@ template <class F, class... Args> std::size_t vm_and_native_agree(F f, const Arg
 
 bool promotes() { return native::fuses() && native::mode() != Mode::off; }
 
+// Whether block loops compute float32 exp and tanh in registers: where the
+// row loops compute them in batches (RUNE_SIMD=portable's call the C
+// library), on x86-64.
+bool exp_in_registers() {
+#if defined(__x86_64__)
+  return native::fuses() && std::string_view(nx::ops::kernels::table().arch) != "generic";
+#else
+  return false;
+#endif
+}
+
 // Values IEEE arithmetic treats apart, and ordinary ones.
 double value(std::mt19937& rng, bool special) {
   const double inf = std::numeric_limits<double>::infinity();
@@ -207,18 +218,13 @@ TEST_CASE("kernels the machine-code tier leaves on the VM say why") {
   auto difference = [](const Tensor& v, const Tensor& from, const Tensor& to) {
     return nx::tanh(nx::take(v, to, 0) - nx::take(v, from, 0));
   };
-#if defined(__x86_64__)  // (kernels not in rows: block loops, x86-64's only)
   const std::string no_run = "no two of its steps in a row are + - * /, negation, sqrt or abs of one float type";
-  // (float32 exp and tanh in runs, but for RUNE_SIMD=portable's loops)
-  const bool batches = std::string_view(nx::ops::kernels::table().arch) != "generic";
+  const bool exp_inline = exp_in_registers();
   const auto exp_twice = [](const Tensor& v) { return nx::exp(v) * 2.; };
-  CHECK(why(exp_twice, y) == no_run + (batches ? " (or float32 exp or tanh)" : ""));
+  CHECK(why(exp_twice, y) == no_run + (exp_inline ? " (or float32 exp or tanh)" : ""));
   const auto [f32_on_vm, f32_promoted] = both_codes(exp_twice, nx::cast(y, nx::float32));
   const char* f32_why = native::fused_refusal(f32_promoted->kernels.at(0));
-  CHECK(std::string(f32_why ? f32_why : "") == (batches ? "" : no_run));
-#else
-  CHECK(why([](const Tensor& v) { return nx::exp(v) * 2.; }, y) == "it is not in rows of two float64 or four float32");
-#endif
+  CHECK(std::string(f32_why ? f32_why : "") == (exp_inline ? "" : no_run));
   CHECK(why(difference, x, i, j) == "it reads rows other than two float64 or four float32");
   CHECK(why([](const Tensor& v) { return nx::sum(v * v); }, y) ==
         "it reduces whole values (the VM folds them block by block)");
@@ -330,11 +336,7 @@ TEST_CASE("random elementwise kernels give the VM's and the reference interprete
     auto f = [&](const Tensor& x, const Tensor& y, const Tensor& s, const Tensor& e) { return kernel(x, y, s, e); };
     promoted += vm_and_native_agree(f, args[0], args[1], args[2], args[3]);
   }
-#if defined(__x86_64__)
   if (promotes()) CHECK(promoted > 48);
-#else
-  CHECK(promoted == 0);  // (kernels not in rows stay on the VM there)
-#endif
 }
 
 TEST_CASE("an elementwise kernel writing past the caches gives the VM's bits as machine code") {
@@ -349,12 +351,10 @@ TEST_CASE("an elementwise kernel writing past the caches gives the VM's bits as 
   const std::size_t promoted = vm_and_native_agree(chain, x);
   const auto [on_vm, code] = both_codes(chain, x);
   REQUIRE(code->kernels.size() == 1);
-#if defined(__x86_64__)
   CHECK(promoted == (promotes() ? 1u : 0u));
+#if defined(__x86_64__)  // (AArch64's row loops store through the caches)
   const bool streamed = std::ranges::count(code->kernels[0].streamed, true) > 0;  // (not by the portable loops)
   if (native::built() && streamed) CHECK(native::fused_listing(code->kernels[0]).find("movntp") != std::string::npos);
-#else
-  CHECK(promoted == 0);
 #endif
 }
 
@@ -382,9 +382,7 @@ TEST_CASE("an elementwise kernel as machine code gives a plain C++ loop's bits")
   const auto [on_vm, promoted] = both_codes(f, args[0], args[1], args[2]);
   const std::vector<float> got = nx::to_vector<float>(rune::vm::run(*promoted, args)[0]);
   CHECK(test::bits_equal(got, want));
-#if defined(__x86_64__)
   CHECK(promoted_kernels(*promoted) == (promotes() ? 1u : 0u));
-#endif
 }
 
 namespace {
@@ -429,11 +427,7 @@ TEST_CASE("float32 exp and tanh in a block loop give the VM's bits and C's value
   const Tensor x = nx::create(nx::float32, {n}, std::span<const float>(xs));
   auto f = [](const Tensor& v) { return std::vector<Tensor>{nx::exp(v), nx::tanh(v)}; };
   const std::size_t promoted = vm_and_native_agree(f, x);
-#if defined(__x86_64__)  // (RUNE_SIMD=portable: the portable loops' exp and tanh are C's, called out)
-  CHECK(promoted == (promotes() && std::string_view(nx::ops::kernels::table().arch) != "generic" ? 1u : 0u));
-#else
-  CHECK(promoted == 0);
-#endif
+  CHECK(promoted == (promotes() && exp_in_registers() ? 1u : 0u));
   const auto [on_vm, code] = both_codes(f, x);
   const std::vector<Tensor> args{x};
   const rune::vm::Values got = rune::vm::run(*code, args);

@@ -121,7 +121,7 @@ const char* iterate_refusal(const Invoke& iterate, const Instruction*& culprit);
 const void* emit_iterate(const void* iterate, const char*& why, const Instruction*& culprit);
 std::string iterate_listing(const Invoke& iterate);
 // A fused kernel's loop (fused_loop.cpp), the same three: a FusedLoop for a
-// kernel in rows, a BlockLoop for one not in rows (x86-64 only); its
+// kernel in rows, a BlockLoop for one not in rows; its
 // refusal is worked out by writing the kernel's row or block code, which
 // allocates.
 const char* fused_refusal(const FusedKernel& kernel);

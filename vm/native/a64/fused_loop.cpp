@@ -3,11 +3,13 @@
 // register: the gathers' and scatters' rows found at the top of a row (one
 // index read and compared per index tensor; out of range, out of line),
 // each read just before the first instruction that reads it, the results
-// written and the scatters' rows added at its end.
+// written and the scatters' rows added at its end. (Kernels not in rows:
+// block_loop.cpp.)
 #include <algorithm>
 #include <optional>
 
 #include "vm/native/a64/trip.hpp"
+#include "vm/native/block_loop.hpp"
 #include "vm/native/loops.hpp"
 #include "vm/native/native.hpp"
 #include "vm/native/row_code.hpp"
@@ -217,18 +219,22 @@ const char* row_code_within_reach(const FusedKernel& kernel, std::optional<RowCo
 bool fuses() { return true; }
 
 const char* fused_refusal(const FusedKernel& kernel) {
+  if (kernel.row == 0) return block_refusal(kernel);
   std::optional<RowCode> rc;
   return row_code_within_reach(kernel, rc);
 }
 
 const void* emit_fused(const void* unit, const char*& why, const Instruction*& culprit) {
   culprit = nullptr;
+  const FusedKernel& kernel = *static_cast<const FusedKernel*>(unit);
+  if (kernel.row == 0) return emit_block(kernel, why);
   std::optional<RowCode> rc;
-  if ((why = row_code_within_reach(*static_cast<const FusedKernel*>(unit), rc))) return nullptr;
+  if ((why = row_code_within_reach(kernel, rc))) return nullptr;
   return emit_rows<a64::Assembler, FusedEmitter>(*rc, why);
 }
 
 std::string fused_listing(const FusedKernel& kernel) {
+  if (kernel.row == 0) return block_listing(kernel);
   std::optional<RowCode> rc;
   if (row_code_within_reach(kernel, rc)) return "";
   return rows_listing<a64::Assembler, FusedEmitter>(*rc);

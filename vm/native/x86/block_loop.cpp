@@ -15,7 +15,7 @@
 #include "ops/kernels/kernels.hpp"
 #include "vm/listing.hpp"
 #include "vm/native/block_code.hpp"
-#include "vm/native/x86/block_loop.hpp"
+#include "vm/native/block_loop.hpp"
 #include "vm/native/x86/float32_math.hpp"
 #include "vm/native/x86/vectors.hpp"
 #include "vm/native/native.hpp"

@@ -13,7 +13,7 @@
 #include "vm/native/native.hpp"
 #include "vm/native/row_code.hpp"
 #include "vm/native/runtime.hpp"
-#include "vm/native/x86/block_loop.hpp"
+#include "vm/native/block_loop.hpp"
 #include "vm/native/x86/trip.hpp"
 
 namespace rune::vm::native {
