@@ -70,13 +70,9 @@ bool promotes() { return native::fuses() && native::mode() != Mode::off; }
 
 // Whether block loops compute float32 exp and tanh in registers: where the
 // row loops compute them in batches (RUNE_SIMD=portable's call the C
-// library), on x86-64.
+// library).
 bool exp_in_registers() {
-#if defined(__x86_64__)
   return native::fuses() && std::string_view(nx::ops::kernels::table().arch) != "generic";
-#else
-  return false;
-#endif
 }
 
 // Values IEEE arithmetic treats apart, and ordinary ones.

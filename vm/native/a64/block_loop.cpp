@@ -3,13 +3,19 @@
 // pass over the block in q registers (four float32 or two float64, as the
 // NEON row loops the VM calls; the last elements one at a time in the
 // same instructions' scalar forms), every other step a call of its row
-// loop. Negation and abs are fneg and fabs (the sign bit flipped or
-// cleared, as the row loops do), so the sign masks the linear scan holds
-// for x86-64 are left unloaded.
+// loop; float32 exp and tanh as the NEON row loops' batch code, their
+// tail elements by their row loops. Negation and abs are fneg and fabs (the
+// sign bit flipped or cleared, as the row loops do), so the sign masks the
+// linear scan holds for x86-64 are left unloaded.
 #include <algorithm>
+#include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "vm/listing.hpp"
+#include "ops/kernels/kernels.hpp"
+#include "vm/native/a64/float32_math.hpp"
 #include "vm/native/a64/trip.hpp"
 #include "vm/native/block_code.hpp"
 #include "vm/native/block_loop.hpp"
@@ -29,20 +35,45 @@ using nx::ops::Prim;
 // of a call and of a held value's address.
 const a64::Gp at = a64::x19, length = a64::x20, offset = a64::x21, end = a64::x22;
 constexpr std::uint32_t address_registers[] = {0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15};
-// (v0 .. v30: v8 .. v15 are kept by enter; v31 is left free)
-constexpr RunLimits limits{31, int(std::size(address_registers))};
+// (v0 .. v30: v8 .. v15 are kept by enter; v31 is left free; float32 exp
+// and tanh computed in registers where the row loops compute them in
+// batches, as the emitted code does: the portable loops call the C library)
+RunLimits limits() {
+  if (std::string_view(nx::ops::kernels::table().arch) == "generic")  // (RUNE_SIMD=portable)
+    return {31, int(std::size(address_registers))};
+  return {31, int(std::size(address_registers)), exp_scratch, tanh_scratch};
+}
+
+// The frame below enter's where a run computes exp or tanh: the address
+// registers, a row loop's result and the vector registers, kept across
+// that row loop's call.
+constexpr std::int32_t gp_saved_at = 0, result_at = 128, vectors_saved_at = 144, frame_bytes = 144 + 31 * 16;
+
+bool transcendental(Prim p) { return p == Prim::exp || p == Prim::tanh; }
 
 class BlockEmitter {
  public:
   BlockEmitter(a64::Assembler& as, const FusedKernel& m, const BlockCode& code, bool comments)
-      : as_(as), m_(m), code_(code), comments_(comments) {}
+      : as_(as), m_(m), code_(code), comments_(comments), pool_(as) {}
 
   void loop() {
+    const auto calls = [&](std::int32_t k) { return transcendental(m_.steps[std::size_t(k)].prim); };
+    const bool calls_in_runs = std::ranges::any_of(
+        code_.segments, [&](const BlockCode::Segment& s) { return s.run && std::ranges::any_of(s.steps, calls); });
     enter(as_);
+    if (calls_in_runs) as_.sub(a64::sp, a64::sp, frame_bytes);
     as_.mov(at, a64::x0);
     as_.mov(length, a64::x1);
     for (const BlockCode::Segment& s : code_.segments) s.run ? run(s) : call_out(m_.steps[std::size_t(s.steps[0])]);
+    if (calls_in_runs) as_.add(a64::sp, a64::sp, frame_bytes);
     leave(as_);
+    for (const Outside& o : outside_) {  // (out of line: exp's lanes that its row loop computes by the C library)
+      as_.bind(o.at);
+      if (comments_) as_.comment("; exp's lanes outside the range of normal results, by its row loop");
+      call_on_lanes(o.lanes, false);
+      as_.b(o.back);
+    }
+    pool_.place();
   }
 
  private:
@@ -110,11 +141,62 @@ class BlockEmitter {
         case Prim::sub: as_.fsub(out, a, value(s.b.reg)); break;
         case Prim::mul: as_.fmul(out, a, value(s.b.reg)); break;
         case Prim::div: as_.fdiv(out, a, value(s.b.reg)); break;
+        case Prim::exp:
+        case Prim::tanh: transcendental_step(r, s, scalar); break;
         case Prim::neg: as_.fneg(out, a); break;
         case Prim::abs: as_.fabs(out, a); break;
         default: as_.fsqrt(out, a); break;  // (the planner's last: sqrt)
       }
       if (s.write) as_.str(whole(s.out), memory(step.out));
+    }
+  }
+
+  // A row loop's call on the lanes of a run's register: the step, its
+  // operand's register, its result's, what the run holds in registers.
+  struct Lanes {
+    const FusedKernel::Step* step = nullptr;
+    int a = 0, out = 0, vectors = 0;
+    std::size_t addressed = 0;
+  };
+  struct Outside {
+    asmjit::Label at, back;
+    Lanes lanes;
+  };
+
+  // exp or tanh of float32 in the run's registers: the vectors by the
+  // row loops' batch code emitted (exp's lanes outside its range out of
+  // line), the last elements one at a time by its row loop.
+  void transcendental_step(const RunRegisters& r, const RunRegisters::Step& s, bool scalar) {
+    const FusedKernel::Step& step = m_.steps[std::size_t(s.index)];
+    const Lanes lanes{&step, s.a.reg, s.out, r.vectors, r.addressed.size()};
+    if (scalar) return call_on_lanes(lanes, true);
+    if (step.prim == Prim::tanh)
+      return emit_tanh(as_, pool_, s.out, s.a.reg, std::span<const int, tanh_scratch>(s.scratch.data(), tanh_scratch));
+    const Outside o{as_.newLabel(), as_.newLabel(), lanes};
+    emit_exp(as_, pool_, s.out, s.a.reg, std::span<const int, exp_scratch>(s.scratch.data(), exp_scratch), o.at);
+    as_.bind(o.back);
+    outside_.push_back(o);
+  }
+
+  // The step's row loop on the lanes of its operand's register (one lane:
+  // the scalar pass), the registers the run holds kept across the call in
+  // the frame.
+  void call_on_lanes(const Lanes& l, bool one) {
+    const auto saved = [](int reg) { return a64::ptr(a64::sp, vectors_saved_at + 16 * reg); };
+    const auto gp_saved = [](std::size_t k) { return a64::ptr(a64::sp, gp_saved_at + 8 * std::int32_t(k)); };
+    for (std::size_t k = 0; k < l.addressed; ++k) as_.str(address_register(k), gp_saved(k));
+    for (int reg = 0; reg < l.vectors; ++reg) as_.str(a64::v(std::uint32_t(reg)).q(), saved(reg));
+    as_.mov(a64::x0, one ? 1 : 4);
+    as_.add(a64::x1, a64::sp, vectors_saved_at + 16 * l.a);
+    as_.mov(a64::x2, 1);
+    as_.add(a64::x3, a64::sp, result_at);
+    call(as_, reinterpret_cast<const void*>(l.step->row.unary));
+    for (int reg = 0; reg < l.vectors; ++reg) as_.ldr(a64::v(std::uint32_t(reg)).q(), saved(reg));
+    for (std::size_t k = 0; k < l.addressed; ++k) as_.ldr(address_register(k), gp_saved(k));
+    if (one) {
+      as_.ldr(a64::s(std::uint32_t(l.out)), a64::ptr(a64::sp, result_at));
+    } else {
+      as_.ldr(a64::v(std::uint32_t(l.out)).q(), a64::ptr(a64::sp, result_at));
     }
   }
 
@@ -154,24 +236,26 @@ class BlockEmitter {
   const FusedKernel& m_;
   const BlockCode& code_;
   bool comments_;
+  ConstantPool pool_;
+  std::vector<Outside> outside_;
 };
 
 }  // namespace
 
 const char* block_refusal(const FusedKernel& kernel) {
   std::optional<BlockCode> code;
-  return block_code(kernel, limits, code);
+  return block_code(kernel, limits(), code);
 }
 
 const void* emit_block(const FusedKernel& kernel, const char*& why) {
   std::optional<BlockCode> code;
-  if ((why = block_code(kernel, limits, code))) return nullptr;
+  if ((why = block_code(kernel, limits(), code))) return nullptr;
   return assemble<a64::Assembler>([&](a64::Assembler& as) { BlockEmitter(as, kernel, *code, false).loop(); }, why);
 }
 
 std::string block_listing(const FusedKernel& kernel) {
   std::optional<BlockCode> code;
-  if (block_code(kernel, limits, code)) return "";
+  if (block_code(kernel, limits(), code)) return "";
   return assembly<a64::Assembler>([&](a64::Assembler& as) { BlockEmitter(as, kernel, *code, true).loop(); });
 }
 
