@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <bit>
+#include <string_view>
+
+#include "ops/kernels/kernels.hpp"
 
 #include "vm/native/frames.hpp"
 
@@ -62,8 +65,14 @@ class Planner {
                  ? "no two of its steps in a row are + - * /, negation, sqrt or abs of one float type"
                  : "no two of its steps in a row are + - * /, negation, sqrt or abs of one float type (or float32 "
                    "exp or tanh)";
-    for (const BlockCode::Segment& s : code_.segments)
-      if (s.run) mark_written(s);
+    for (const BlockCode::Segment& s : code_.segments) {
+      if (!s.run) continue;
+      mark_written(s);
+      for (std::int32_t k : s.steps) {
+        const Prim p = m_.steps[std::size_t(k)].prim;
+        code_.calls_in_runs = code_.calls_in_runs || p == Prim::exp || p == Prim::tanh;
+      }
+    }
     return nullptr;
   }
   BlockCode& code() { return code_; }
@@ -153,6 +162,11 @@ class Registers {
 };
 
 }  // namespace
+
+RunLimits run_limits(int vectors, int pointers, int exp_scratch, int tanh_scratch) {
+  if (std::string_view(nx::ops::kernels::table().arch) == "generic") return {vectors, pointers};
+  return {vectors, pointers, exp_scratch, tanh_scratch};
+}
 
 const char* block_code(const FusedKernel& m, const RunLimits& limits, std::optional<BlockCode>& out) {
   Planner planner(m, limits);

@@ -30,6 +30,10 @@ struct RunLimits {
   int vectors = 0, pointers = 0;
   int exp_scratch = -1, tanh_scratch = -1;
 };
+// A machine's limits, its exp and tanh computed in registers only where
+// the row loops the VM calls compute them in batches, as the emitted code
+// does (RUNE_SIMD=portable's loops call the C library for each element).
+RunLimits run_limits(int vectors, int pointers, int exp_scratch, int tanh_scratch);
 
 struct BlockCode {
   struct Segment {
@@ -45,6 +49,10 @@ struct BlockCode {
   std::vector<std::int64_t> stride;
   std::vector<bool> written, streamed;
   RunLimits limits;  // (the machine's)
+  // A run computes exp or tanh: its pass calls their row loops (for the
+  // last elements, and exp's lanes out of its range), keeping the run's
+  // registers in the loop's frame.
+  bool calls_in_runs = false;
 };
 
 // The block code of a kernel not in rows, or why the tier leaves it on the
@@ -83,5 +91,18 @@ struct RunRegisters {
   int vectors = 0;                      // the vector registers it uses
 };
 RunRegisters run_registers(const FusedKernel& m, const BlockCode& code, const BlockCode::Segment& run);
+
+// A call of a step's row loop on the lanes of a run's register (exp or
+// tanh in a run: its last elements, exp's lanes outside its range): the
+// step, the registers of its operand and its result, and what the run
+// holds in registers (kept in the loop's frame across the call).
+struct LanesCall {
+  const FusedKernel::Step* step = nullptr;
+  int a = 0, out = 0, vectors = 0;
+  std::size_t addressed = 0;
+};
+inline LanesCall lanes_call(const FusedKernel& m, const RunRegisters& r, const RunRegisters::Step& s) {
+  return {&m.steps[std::size_t(s.index)], s.a.reg, s.out, r.vectors, r.addressed.size()};
+}
 
 }  // namespace rune::vm::native

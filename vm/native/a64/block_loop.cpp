@@ -10,11 +10,9 @@
 #include <algorithm>
 #include <span>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "vm/listing.hpp"
-#include "ops/kernels/kernels.hpp"
 #include "vm/native/a64/float32_math.hpp"
 #include "vm/native/a64/trip.hpp"
 #include "vm/native/block_code.hpp"
@@ -35,21 +33,13 @@ using nx::ops::Prim;
 // of a call and of a held value's address.
 const a64::Gp at = a64::x19, length = a64::x20, offset = a64::x21, end = a64::x22;
 constexpr std::uint32_t address_registers[] = {0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15};
-// (v0 .. v30: v8 .. v15 are kept by enter; v31 is left free; float32 exp
-// and tanh computed in registers where the row loops compute them in
-// batches, as the emitted code does: the portable loops call the C library)
-RunLimits limits() {
-  if (std::string_view(nx::ops::kernels::table().arch) == "generic")  // (RUNE_SIMD=portable)
-    return {31, int(std::size(address_registers))};
-  return {31, int(std::size(address_registers)), exp_scratch, tanh_scratch};
-}
+// (v0 .. v30: v8 .. v15 are kept by enter; v31 is left free)
+RunLimits limits() { return run_limits(31, int(std::size(address_registers)), exp_scratch, tanh_scratch); }
 
 // The frame below enter's where a run computes exp or tanh: the address
 // registers, a row loop's result and the vector registers, kept across
 // that row loop's call.
 constexpr std::int32_t gp_saved_at = 0, result_at = 128, vectors_saved_at = 144, frame_bytes = 144 + 31 * 16;
-
-bool transcendental(Prim p) { return p == Prim::exp || p == Prim::tanh; }
 
 class BlockEmitter {
  public:
@@ -57,15 +47,12 @@ class BlockEmitter {
       : as_(as), m_(m), code_(code), comments_(comments), pool_(as) {}
 
   void loop() {
-    const auto calls = [&](std::int32_t k) { return transcendental(m_.steps[std::size_t(k)].prim); };
-    const bool calls_in_runs = std::ranges::any_of(
-        code_.segments, [&](const BlockCode::Segment& s) { return s.run && std::ranges::any_of(s.steps, calls); });
     enter(as_);
-    if (calls_in_runs) as_.sub(a64::sp, a64::sp, frame_bytes);
+    if (code_.calls_in_runs) as_.sub(a64::sp, a64::sp, frame_bytes);
     as_.mov(at, a64::x0);
     as_.mov(length, a64::x1);
     for (const BlockCode::Segment& s : code_.segments) s.run ? run(s) : call_out(m_.steps[std::size_t(s.steps[0])]);
-    if (calls_in_runs) as_.add(a64::sp, a64::sp, frame_bytes);
+    if (code_.calls_in_runs) as_.add(a64::sp, a64::sp, frame_bytes);
     leave(as_);
     for (const Outside& o : outside_) {  // (out of line: exp's lanes that its row loop computes by the C library)
       as_.bind(o.at);
@@ -151,16 +138,9 @@ class BlockEmitter {
     }
   }
 
-  // A row loop's call on the lanes of a run's register: the step, its
-  // operand's register, its result's, what the run holds in registers.
-  struct Lanes {
-    const FusedKernel::Step* step = nullptr;
-    int a = 0, out = 0, vectors = 0;
-    std::size_t addressed = 0;
-  };
-  struct Outside {
+  struct Outside {  // (exp's way out of line and back)
     asmjit::Label at, back;
-    Lanes lanes;
+    LanesCall lanes;
   };
 
   // exp or tanh of float32 in the run's registers: the vectors by the
@@ -168,7 +148,7 @@ class BlockEmitter {
   // line), the last elements one at a time by its row loop.
   void transcendental_step(const RunRegisters& r, const RunRegisters::Step& s, bool scalar) {
     const FusedKernel::Step& step = m_.steps[std::size_t(s.index)];
-    const Lanes lanes{&step, s.a.reg, s.out, r.vectors, r.addressed.size()};
+    const LanesCall lanes = lanes_call(m_, r, s);
     if (scalar) return call_on_lanes(lanes, true);
     if (step.prim == Prim::tanh)
       return emit_tanh(as_, pool_, s.out, s.a.reg, std::span<const int, tanh_scratch>(s.scratch.data(), tanh_scratch));
@@ -181,7 +161,7 @@ class BlockEmitter {
   // The step's row loop on the lanes of its operand's register (one lane:
   // the scalar pass), the registers the run holds kept across the call in
   // the frame.
-  void call_on_lanes(const Lanes& l, bool one) {
+  void call_on_lanes(const LanesCall& l, bool one) {
     const auto saved = [](int reg) { return a64::ptr(a64::sp, vectors_saved_at + 16 * reg); };
     const auto gp_saved = [](std::size_t k) { return a64::ptr(a64::sp, gp_saved_at + 8 * std::int32_t(k)); };
     for (std::size_t k = 0; k < l.addressed; ++k) as_.str(address_register(k), gp_saved(k));

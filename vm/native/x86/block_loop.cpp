@@ -12,7 +12,6 @@
 
 #include <asmjit/x86.h>
 
-#include "ops/kernels/kernels.hpp"
 #include "vm/listing.hpp"
 #include "vm/native/block_code.hpp"
 #include "vm/native/block_loop.hpp"
@@ -39,22 +38,14 @@ constexpr x86::Gp callee_saved[] = {x86::rbx, x86::rbp, x86::r12, x86::r13, x86:
 constexpr std::size_t caller_saved_addresses = 9;  // (rax .. r11)
 
 // (16 vector registers: those above xmm15 have no VEX form, which the
-// scalar forms use; float32 exp and tanh computed in registers where the
-// row loops compute them in batches, as the emitted code does: the
-// portable loops compute each element by the C library)
-RunLimits limits() {
-  if (std::string_view(nx::ops::kernels::table().arch) == "generic")  // (RUNE_SIMD=portable)
-    return {16, int(std::size(address_registers))};
-  return {16, int(std::size(address_registers)), exp_scratch, tanh_scratch};
-}
+// scalar forms use)
+RunLimits limits() { return run_limits(16, int(std::size(address_registers)), exp_scratch, tanh_scratch); }
 
 // The loop's frame: a select's two stack arguments; where a run computes
 // exp or tanh, also the caller-saved address registers, a row loop's
 // result and the vector registers, kept across that row loop's call.
 constexpr int gp_saved_at = 16, result_at = 96, vectors_saved_at = 160;
 constexpr int frame_bytes(bool calls_in_runs) { return calls_in_runs ? vectors_saved_at + 16 * 64 + 8 : 24; }
-
-bool transcendental(Prim p) { return p == Prim::exp || p == Prim::tanh; }
 
 // An instruction's id by what it computes, its operands' type and its form.
 struct Form {
@@ -111,10 +102,7 @@ class BlockEmitter {
         ops_(as, pool_, width_) {}
 
   void loop() {
-    const auto calls = [&](std::int32_t k) { return transcendental(m_.steps[std::size_t(k)].prim); };
-    const bool calls_in_runs = std::ranges::any_of(
-        code_.segments, [&](const BlockCode::Segment& s) { return s.run && std::ranges::any_of(s.steps, calls); });
-    const int frame = frame_bytes(calls_in_runs);  // (rsp 16-byte aligned at calls)
+    const int frame = frame_bytes(code_.calls_in_runs);  // (rsp 16-byte aligned at calls)
     for (const x86::Gp& saved : callee_saved) as_.push(saved);
     as_.sub(x86::rsp, frame);
     as_.mov(at, x86::rdi);
@@ -278,16 +266,9 @@ class BlockEmitter {
     }
   }
 
-  // A row loop's call on the lanes of a run's register: the step, its
-  // operand's register, its result's, what the run holds in registers.
-  struct Lanes {
-    const FusedKernel::Step* step = nullptr;
-    int a = 0, out = 0, vectors = 0;
-    std::size_t addressed = 0;
-  };
-  struct Outside {
+  struct Outside {  // (exp's way out of line and back)
     asmjit::Label at, back;
-    Lanes lanes;
+    LanesCall lanes;
   };
 
   // exp or tanh of float32 in the run's registers: the vectors by the
@@ -295,7 +276,7 @@ class BlockEmitter {
   // line), the last elements one at a time by its row loop.
   void transcendental_step(const RunRegisters& r, const RunRegisters::Step& s, bool scalar) {
     const FusedKernel::Step& step = m_.steps[std::size_t(s.index)];
-    const Lanes lanes{&step, s.a.reg, s.out, r.vectors, r.addressed.size()};
+    const LanesCall lanes = lanes_call(m_, r, s);
     if (scalar) return call_on_lanes(lanes, true);
     x86::Vec t[tanh_scratch];
     for (std::size_t k = 0; k < s.scratch.size(); ++k) t[k] = vector(s.scratch[k], false);
@@ -310,7 +291,7 @@ class BlockEmitter {
   // The step's row loop on the lanes of its operand's register (one lane:
   // the scalar pass), the registers the run holds kept across the call in
   // the frame.
-  void call_on_lanes(const Lanes& l, bool one) {
+  void call_on_lanes(const LanesCall& l, bool one) {
     const std::uint32_t bytes = std::uint32_t(vector_bytes(width_));
     const std::uint32_t move = width_ == Width::sse ? I::kIdMovups : I::kIdVmovups;
     const auto saved = [&](int reg) { return x86::ptr(x86::rsp, vectors_saved_at + 64 * reg, bytes); };
