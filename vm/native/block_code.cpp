@@ -175,6 +175,11 @@ const char* block_code(const FusedKernel& m, const RunLimits& limits, std::optio
   return nullptr;
 }
 
+const char* block_refusal(const FusedKernel& kernel, const RunLimits& limits) {
+  std::optional<BlockCode> code;
+  return block_code(kernel, limits, code);
+}
+
 RunRegisters run_registers(const FusedKernel& m, const BlockCode& code, const BlockCode::Segment& run) {
   RunRegisters r;
   Registers regs;

@@ -15,9 +15,11 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "vm/code.hpp"
+#include "vm/native/runtime.hpp"
 
 namespace rune::vm::native {
 
@@ -58,6 +60,24 @@ struct BlockCode {
 // The block code of a kernel not in rows, or why the tier leaves it on the
 // VM.
 const char* block_code(const FusedKernel& m, const RunLimits& limits, std::optional<BlockCode>& out);
+
+// Why the tier leaves the kernel on the VM (null: it emits it).
+const char* block_refusal(const FusedKernel& kernel, const RunLimits& limits);
+
+// A machine's block loop (its Assembler and Emitter, constructed from the
+// assembler, the kernel, its block code and whether to comment) published,
+// or its listing ("" where the kernel stays on the VM).
+template <class Assembler, class Emitter>
+const void* emit_blocks(const FusedKernel& kernel, const RunLimits& limits, const char*& why) {
+  std::optional<BlockCode> code;
+  if ((why = block_code(kernel, limits, code))) return nullptr;
+  return assemble<Assembler>([&](Assembler& as) { Emitter(as, kernel, *code, false).loop(); }, why);
+}
+template <class Assembler, class Emitter> std::string blocks_listing(const FusedKernel& kernel, const RunLimits& limits) {
+  std::optional<BlockCode> code;
+  if (block_code(kernel, limits, code)) return "";
+  return assembly<Assembler>([&](Assembler& as) { Emitter(as, kernel, *code, true).loop(); });
+}
 
 // A run's registers: the operands of one element and the sign masks,
 // loaded once before the pass (`held`), and the vector register each step's

@@ -365,21 +365,12 @@ class BlockEmitter {
 
 }  // namespace
 
-const char* block_refusal(const FusedKernel& kernel) {
-  std::optional<BlockCode> code;
-  return block_code(kernel, limits(), code);
-}
+const char* block_refusal(const FusedKernel& kernel) { return block_refusal(kernel, limits()); }
 
 const void* emit_block(const FusedKernel& kernel, const char*& why) {
-  std::optional<BlockCode> code;
-  if ((why = block_code(kernel, limits(), code))) return nullptr;
-  return assemble<x86::Assembler>([&](x86::Assembler& as) { BlockEmitter(as, kernel, *code, false).loop(); }, why);
+  return emit_blocks<x86::Assembler, BlockEmitter>(kernel, limits(), why);
 }
 
-std::string block_listing(const FusedKernel& kernel) {
-  std::optional<BlockCode> code;
-  if (block_code(kernel, limits(), code)) return "";
-  return assembly<x86::Assembler>([&](x86::Assembler& as) { BlockEmitter(as, kernel, *code, true).loop(); });
-}
+std::string block_listing(const FusedKernel& kernel) { return blocks_listing<x86::Assembler, BlockEmitter>(kernel, limits()); }
 
 }  // namespace rune::vm::native
