@@ -102,13 +102,15 @@ char* bytes_of(const Tensor& t) { return base_address(*t.impl()); }
 
 void sum_into(Prim p, std::span<const Tensor> x, const Params& params, const Tensor& out) {
   agree(p, x[0], params);
-  const Tensor in = sent(x[0], out);
-  const DType dt = in.dtype();
-  const auto n = std::size_t(in.numel()), item = size_of(dt), ranks = std::size_t(world::size());
-  if (world::fast_sums() && world::mpi_sum(bytes_of(in), bytes_of(out), n, dt)) return;
+  // (MPI_Allreduce sums in place where the planned buffer is the operand's)
+  const Tensor operand = contiguous(x[0]);
+  const DType dt = operand.dtype();
+  const auto n = std::size_t(operand.numel()), item = size_of(dt), ranks = std::size_t(world::size());
+  if (world::fast_sums() && world::mpi_sum(bytes_of(operand), bytes_of(out), n, dt)) return;
   // Two terms commute, so MPI's sum of two ranks, each addition started
   // from +0, is the fixed order's (docs/accuracy.md; NaN payloads aside).
-  if (ranks == 2 && world::mpi_sum(bytes_of(in), bytes_of(out), n, dt, true)) return;
+  if (ranks == 2 && world::mpi_sum(bytes_of(operand), bytes_of(out), n, dt, true)) return;
+  const Tensor in = sent(operand, out);
   if (ranks == 1 || n < ranks || n * item * ranks <= gathered_sum_bytes) {
     Shape shape = in.shape();
     shape.insert(shape.begin(), std::int64_t(ranks));
