@@ -666,6 +666,28 @@ TEST_CASE("small values between large ones move before them, so the large ones m
   CHECK(same_bits(compiled(x), f(x)));
 }
 
+TEST_CASE("a value of one reader sinks to it, so a tree's leaves computed in turn meet their users in one kernel") {
+  // map_leaves computes every leaf's halving before the updates read them:
+  // w's halving, then b's (another shape) closed w's kernel, the halving of
+  // w a pass of its own
+  auto f = [](const Tensor& w, const Tensor& b, const Tensor& gw, const Tensor& gb) {
+    const std::vector<Tensor> halves = {gw / 2., gb / 2.};
+    return std::pair{w - 0.01 * halves[0], b - 0.01 * halves[1]};
+  };
+  const Tensor w = nx::linspace(nx::float32, -1., 1., 4096), b = nx::linspace(nx::float32, 0., 1., 256);
+  auto compiled = rune::jit(f);
+  const rune::Program program = compiled.program(w, b, w * 3., b * 5.);
+  const std::string listing = rune::bytecode(program);
+  INFO(listing);
+  CHECK(listing.find("call ") == std::string::npos);  // (every division in its update's kernel)
+  std::size_t kernels = 0;
+  for (std::size_t at = listing.find("= fused "); at != std::string::npos; at = listing.find("= fused ", at + 1)) ++kernels;
+  CHECK(kernels == 2);
+  const auto got = compiled(w, b, w * 3., b * 5.), eager = f(w, b, w * 3., b * 5.);
+  CHECK(same_bits(got.first, eager.first));
+  CHECK(same_bits(got.second, eager.second));
+}
+
 TEST_CASE("nested scans: an inner step's invariants move out as far as they are invariant") {
   using nx::ops::Prim;
   auto f = [](const Tensor& xs, const Tensor& c) {

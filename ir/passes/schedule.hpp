@@ -14,6 +14,12 @@
 // theirs); a primitive depends on nothing but its operands, so the values
 // and their bits are the same; the moved values live a little longer,
 // which costs nothing at their size.
+//
+// Then an elementwise primitive of a larger result read by one equation
+// alone, a later elementwise primitive of the same shape, moves down to
+// just before it, so that they meet in one kernel: a structure's leaves
+// computed in turn (rune::map_leaves, a tree pmean's divisions) and used
+// one by one after. Its operands live longer; its result no longer.
 #pragma once
 
 #include <cstdint>
